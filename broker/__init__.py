@@ -1,0 +1,1 @@
+"""The Odradek broker: Kafka wire protocol, segmented log, cluster membership."""

@@ -1,0 +1,1 @@
+"""Odradek: a Kafka-compatible distributed commit log."""

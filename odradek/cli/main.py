@@ -1,0 +1,40 @@
+"""The ``odradek`` command: one subcommand per module, each registering itself."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Sequence
+from typing import Protocol
+
+
+class _Registrar(Protocol):
+    def __call__(self, subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None: ...
+
+
+def _registrars() -> list[_Registrar]:
+    from odradek.cli import broker_command, consume_command, produce_command, topic_command
+
+    return [
+        broker_command.register,
+        topic_command.register,
+        produce_command.register,
+        consume_command.register,
+    ]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="odradek", description="Odradek: a Kafka-compatible distributed commit log."
+    )
+    subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for register in _registrars():
+        register(subparsers)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Parse arguments and run the chosen subcommand; its return value is the exit code."""
+    args = build_parser().parse_args(argv)
+    run: Callable[[argparse.Namespace], int] = args.run
+    sys.exit(run(args))

@@ -1,0 +1,1 @@
+"""The Odradek Kubernetes operator."""
