@@ -1,0 +1,32 @@
+"""Names, ports and defaults of the operator, in one place."""
+
+from __future__ import annotations
+
+GROUP = "odradek.io"
+VERSION = "v1alpha1"
+API_VERSION = f"{GROUP}/{VERSION}"
+CATEGORY = "odradek"
+
+DEFAULT_IMAGE = "ghcr.io/odradek/odradek:0.1.0"
+DEFAULT_ETCD_IMAGE = "quay.io/coreos/etcd:v3.5.17"
+FIELD_MANAGER = "odradek-operator"
+
+KAFKA_PORT = 9092
+HTTP_PORT = 9080
+ETCD_CLIENT_PORT = 2379
+ETCD_PEER_PORT = 2380
+
+BROKER_CONFIG_DIR = "/etc/odradek"
+BROKER_CONFIG_FILE = "broker.properties"
+BROKER_RUNTIME_DIR = "/var/run/odradek"
+BROKER_DATA_DIR = "/var/lib/odradek"
+MIRROR_CONFIG_FILE = "mirror.yaml"
+
+DEFAULT_ZONE_LABEL = "topology.kubernetes.io/zone"
+POD_INDEX_LABEL = "apps.kubernetes.io/pod-index"
+REVISION_LABEL = "controller-revision-hash"
+CONFIG_HASH_ANNOTATION = f"{GROUP}/config-hash"
+TOPIC_FINALIZER = f"{GROUP}/topic"
+
+MIN_INSYNC_REPLICAS = "min.insync.replicas"
+DEFAULT_REPLICATION_FACTOR = "default.replication.factor"

@@ -1,0 +1,1 @@
+"""CustomResourceDefinitions generated from the operator's models."""

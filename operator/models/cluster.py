@@ -1,0 +1,177 @@
+"""The Cluster custom resource: a set of brokers and their coordination store."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import ConfigDict, Field
+
+from ..constants import DEFAULT_IMAGE, DEFAULT_ZONE_LABEL, KAFKA_PORT
+from .base import Schema
+from .common import Conditions, DnsLabel, KafkaConfig, KubeObject, KubeObjectList, Quantity, Resources
+
+
+class Storage(Schema):
+    """Where a broker keeps its log."""
+
+    model_config = ConfigDict(
+        json_schema_extra={
+            "x-kubernetes-validations": [
+                {
+                    "rule": "self.type == 'persistent-claim' || !has(self.storageClassName)",
+                    "message": "storageClassName applies only to persistent-claim storage",
+                }
+            ]
+        }
+    )
+
+    type: Literal["persistent-claim", "ephemeral"] = "persistent-claim"
+    """persistent-claim: one PersistentVolumeClaim per broker; ephemeral: an emptyDir."""
+    size: Quantity = "10Gi"
+    storage_class_name: str | None = None
+    delete_claim: bool = False
+    """Delete the claims when the Cluster is deleted or scaled down."""
+
+
+class Rack(Schema):
+    """Rack awareness: each broker's broker.rack is its node's value of this label."""
+
+    topology_key: Annotated[str, Field(min_length=1, max_length=316)] = DEFAULT_ZONE_LABEL
+
+
+class ManagedEtcd(Schema):
+    """An etcd StatefulSet run by the operator next to the brokers."""
+
+    replicas: Literal[1, 3, 5] = 3
+    image: str | None = None
+    storage: Storage = Storage(size="1Gi")
+    resources: Resources | None = None
+
+
+class ExternalEtcd(Schema):
+    """An etcd cluster run elsewhere."""
+
+    endpoints: Annotated[list[Annotated[str, Field(pattern=r"^https?://")]], Field(min_length=1, max_length=16)]
+
+
+class Coordination(Schema):
+    """The etcd store brokers coordinate through: managed by the operator or external."""
+
+    model_config = ConfigDict(
+        json_schema_extra={
+            "x-kubernetes-validations": [
+                {
+                    "rule": "has(self.managed) != has(self.external)",
+                    "message": "set exactly one of coordination.managed and coordination.external",
+                }
+            ]
+        }
+    )
+
+    managed: ManagedEtcd | None = None
+    external: ExternalEtcd | None = None
+
+
+class Listener(Schema):
+    """A Kafka listener every broker opens."""
+
+    name: Annotated[str, Field(pattern=r"^[A-Z][A-Z0-9_]*$", max_length=32)] = "PLAINTEXT"
+    port: Annotated[int, Field(ge=1024, le=65535)] = KAFKA_PORT
+
+
+class Metrics(Schema):
+    """Prometheus integration."""
+
+    service_monitor: bool = False
+    """Create a ServiceMonitor (needs the Prometheus operator's CRDs)."""
+    prometheus_rule: bool = False
+    """Create a PrometheusRule with the broker alerts."""
+
+
+class PodTemplate(Schema):
+    """Overrides applied to the broker pods."""
+
+    labels: dict[str, str] | None = None
+    annotations: dict[str, str] | None = None
+    node_selector: dict[str, str] | None = None
+    affinity: KubeObject | None = None
+    tolerations: KubeObjectList | None = None
+    topology_spread_constraints: KubeObjectList | None = None
+    priority_class_name: str | None = None
+    security_context: KubeObject | None = None
+    """The pod's securityContext."""
+    container_security_context: KubeObject | None = None
+    """The broker container's securityContext."""
+
+
+class Failover(Schema):
+    """Replacement of brokers stuck on a lost node or a lost volume."""
+
+    enabled: bool = True
+    grace_period_seconds: Annotated[int, Field(ge=30)] = 300
+
+
+_MAX_RF_RULE = (
+    "!has(self.config) || !('{key}' in self.config) || int(self.config['{key}']) <= self.replicas"
+)
+
+
+class ClusterSpec(Schema):
+    """Desired state of an Odradek cluster."""
+
+    model_config = ConfigDict(
+        json_schema_extra={
+            "x-kubernetes-validations": [
+                {
+                    "rule": _MAX_RF_RULE.format(key="default.replication.factor"),
+                    "message": "config default.replication.factor cannot exceed replicas",
+                },
+                {
+                    "rule": _MAX_RF_RULE.format(key="min.insync.replicas"),
+                    "message": "config min.insync.replicas cannot exceed replicas",
+                },
+            ]
+        }
+    )
+
+    replicas: Annotated[int, Field(ge=1, le=1000)] = 3
+    """Number of brokers."""
+    image: Annotated[str, Field(min_length=1)] = DEFAULT_IMAGE
+    image_pull_policy: Literal["Always", "IfNotPresent", "Never"] | None = None
+    resources: Resources | None = None
+    storage: Storage = Storage()
+    rack: Rack | None = None
+    """Spread replicas across racks; omit to run without broker.rack."""
+    config: KafkaConfig = {}
+    coordination: Coordination = Coordination(managed=ManagedEtcd())
+    listeners: Annotated[list[Listener], Field(min_length=1, max_length=4)] = [Listener()]
+    metrics: Metrics = Metrics()
+    template: PodTemplate | None = None
+    rebalance_on_scale: bool = False
+    """Move partitions onto new brokers when scaling up."""
+    failover: Failover = Failover()
+
+
+class BrokerStatus(Schema):
+    """One broker as the operator last saw it."""
+
+    id: int
+    pod: DnsLabel
+    rack: str | None = None
+    ready: bool = False
+
+
+class ClusterStatus(Conditions):
+    """Observed state of an Odradek cluster."""
+
+    bootstrap_servers: str | None = None
+    replicas: int = 0
+    """Brokers that exist (the scale subresource's status replicas)."""
+    selector: str | None = None
+    """Label selector of the broker pods (for the scale subresource)."""
+    brokers: list[BrokerStatus] = []
+    controller: int | None = None
+    under_replicated_partitions: int | None = None
+    replaced_brokers: Annotated[list[str], Field(max_length=32)] = []
+    """Brokers whose pod and volume were replaced after a node or volume loss, with when."""
+

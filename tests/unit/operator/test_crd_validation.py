@@ -1,0 +1,80 @@
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from crd_schema import Invalid, validate_resource
+
+from odradek.operator.models import ClusterSpec, MirrorMakerSpec, TopicSpec
+
+
+def resource(kind: str, spec: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "apiVersion": "odradek.io/v1alpha1",
+        "kind": kind,
+        "metadata": {"name": "example", "namespace": "default"},
+        "spec": spec,
+    }
+
+
+MIRROR = {"source": {"alias": "a", "cluster": "a"}, "target": {"alias": "b", "cluster": "b"}}
+
+REJECTED = [
+    ("Topic", {"cluster": "c", "partitions": -1}, "minimum of 1"),
+    ("Topic", {"cluster": "c", "partitions": 0}, "minimum of 1"),
+    ("Topic", {"partitions": 3}, "'cluster' is a required property"),
+    ("Topic", {"cluster": "c", "topicName": "bad name!"}, "does not match"),
+    ("Topic", {"cluster": "c", "replicas": 2, "config": {"min.insync.replicas": 3}},
+     "min.insync.replicas cannot exceed replicas"),
+    ("Cluster", {"storage": {"type": "tape"}}, "'tape' is not one of"),
+    ("Cluster", {"replicas": 0}, "minimum of 1"),
+    ("Cluster", {"storage": {"size": "ten gigs"}}, "does not match"),
+    ("Cluster", {"storage": {"type": "ephemeral", "storageClassName": "fast"}},
+     "storageClassName applies only to persistent-claim storage"),
+    ("Cluster", {"replicas": 2, "config": {"default.replication.factor": 3}},
+     "default.replication.factor cannot exceed replicas"),
+    ("Cluster", {"replicas": 1, "config": {"min.insync.replicas": "2"}},
+     "min.insync.replicas cannot exceed replicas"),
+    ("Cluster", {"coordination": {}}, "set exactly one of coordination.managed"),
+    ("Cluster", {"coordination": {"managed": {"replicas": 2}}}, "2 is not one of"),
+    ("Cluster", {"coordination": {"external": {"endpoints": ["etcd:2379"]}}}, "does not match"),
+    ("Cluster", {"listeners": [{"name": "plain", "port": 9092}]}, "does not match"),
+    ("MirrorMaker", {**MIRROR, "naming": "suffix"}, "'suffix' is not one of"),
+    ("MirrorMaker", {**MIRROR, "target": {"alias": "a", "cluster": "b"}},
+     "source and target need different aliases"),
+    ("MirrorMaker", {**MIRROR, "source": {"alias": "a"}},
+     "set exactly one of cluster and bootstrapServers"),
+    ("MirrorMaker", {**MIRROR, "replicas": -1}, "minimum of 0"),
+]
+
+
+@pytest.mark.parametrize(("kind", "spec", "message"), REJECTED)
+def test_schema_rejects_invalid_resource_with_clear_message(
+    kind: str, spec: dict[str, Any], message: str
+) -> None:
+    with pytest.raises(Invalid, match=message):
+        validate_resource(resource(kind, spec))
+
+
+def test_topic_name_cannot_change_once_set() -> None:
+    old = resource("Topic", {"cluster": "c", "topicName": "orders"})
+    new = resource("Topic", {"cluster": "c", "topicName": "payments"})
+    with pytest.raises(Invalid, match="topicName cannot be changed"):
+        validate_resource(new, old=old)
+    validate_resource(old, old=old)
+
+
+@pytest.mark.parametrize(
+    ("kind", "model", "spec"),
+    [
+        ("Cluster", ClusterSpec, {}),
+        ("Topic", TopicSpec, {"cluster": "c"}),
+        ("MirrorMaker", MirrorMakerSpec, MIRROR),
+    ],
+)
+def test_schema_defaults_equal_model_defaults(
+    kind: str, model: Any, spec: dict[str, Any]
+) -> None:
+    defaulted = validate_resource(resource(kind, spec))["spec"]
+    assert model.model_validate(defaulted).wire() == defaulted
+    assert model.model_validate(spec).wire() == defaulted
