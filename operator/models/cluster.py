@@ -8,7 +8,15 @@ from pydantic import ConfigDict, Field
 
 from ..constants import DEFAULT_IMAGE, DEFAULT_ZONE_LABEL, KAFKA_PORT
 from .base import Schema
-from .common import Conditions, DnsLabel, KafkaConfig, KubeObject, KubeObjectList, Quantity, Resources
+from .common import (
+    Conditions,
+    DnsLabel,
+    KafkaConfig,
+    KubeObject,
+    KubeObjectList,
+    Quantity,
+    Resources,
+)
 
 
 class Storage(Schema):
@@ -48,10 +56,13 @@ class ManagedEtcd(Schema):
     resources: Resources | None = None
 
 
+EtcdUrl = Annotated[str, Field(pattern=r"^https?://", max_length=253)]
+
+
 class ExternalEtcd(Schema):
     """An etcd cluster run elsewhere."""
 
-    endpoints: Annotated[list[Annotated[str, Field(pattern=r"^https?://")]], Field(min_length=1, max_length=16)]
+    endpoints: Annotated[list[EtcdUrl], Field(min_length=1, max_length=16)]
 
 
 class Coordination(Schema):

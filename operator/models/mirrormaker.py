@@ -11,7 +11,8 @@ from .base import Schema
 from .common import Conditions, DnsLabel, KafkaConfig, Resources
 
 Alias = Annotated[str, Field(pattern=r"^[a-zA-Z0-9_-]+$", max_length=64)]
-Patterns = Annotated[list[Annotated[str, Field(min_length=1, max_length=1024)]], Field(max_length=64)]
+Pattern = Annotated[str, Field(min_length=1, max_length=1024)]
+Patterns = Annotated[list[Pattern], Field(max_length=64)]
 
 
 class Endpoint(Schema):

@@ -4,7 +4,6 @@ from typing import Any
 
 import pytest
 from crd_schema import Invalid, validate_resource
-
 from odradek.operator.models import ClusterSpec, MirrorMakerSpec, TopicSpec
 
 
