@@ -1,0 +1,283 @@
+"""Run a real `odradek broker` as a subprocess on loopback, for integration tests.
+
+`Broker` runs one broker as a subprocess on ports chosen at run time, with its
+own data directory and a log file (stdout and stderr). It can be stopped
+(SIGTERM, then SIGKILL), killed with SIGKILL and restarted on the same data
+dir and ports, so clients reconnect to the same address.
+
+Live brokers are tracked in ``LIVE_BROKERS`` so a failed test can show their
+logs, and an ``atexit`` hook kills any that survive an interrupted session.
+The fixtures live in conftest.py.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Mapping
+from pathlib import Path
+
+READY_TIMEOUT_S = 30.0
+STOP_TIMEOUT_S = 10.0
+LOG_TAIL_LINES = 80
+_ADDRESS_IN_USE_HINTS = ("address already in use", "errno 98")
+
+LIVE_BROKERS: list[Broker] = []
+
+
+class BrokerStartError(RuntimeError):
+    """The broker exited or did not become ready in time."""
+
+
+def free_port() -> int:
+    """A loopback TCP port that was free a moment ago (bound, then closed)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def odradek_command() -> list[str]:
+    """The argv prefix that runs the `odradek` console script of this interpreter.
+
+    The script next to ``sys.executable`` is preferred over ``PATH``: a pyenv
+    shim on ``PATH`` adds hundreds of milliseconds to every start.
+    """
+    beside_python = Path(sys.executable).parent / "odradek"
+    if beside_python.is_file() and os.access(beside_python, os.X_OK):
+        return [str(beside_python)]
+    on_path = shutil.which("odradek")
+    if on_path:
+        return [on_path]
+    return [sys.executable, "-c", "from odradek.cli.main import main; main()"]
+
+
+def http_get(url: str, timeout: float = 5.0) -> tuple[int, str]:
+    """GET ``url``; returns (status, body) and never raises for an HTTP error status."""
+    try:
+        with urllib.request.urlopen(url, timeout=timeout) as response:
+            return response.status, response.read().decode("utf-8", "replace")
+    except urllib.error.HTTPError as error:
+        return error.code, error.read().decode("utf-8", "replace")
+
+
+class Broker:
+    """One `odradek broker` subprocess with its data dir, ports and log file."""
+
+    def __init__(
+        self,
+        workdir: Path,
+        settings: Mapping[str, str] | None = None,
+        env: Mapping[str, str] | None = None,
+        extra_args: list[str] | None = None,
+    ) -> None:
+        self.workdir = workdir
+        self.data_dir = workdir / "data"
+        self.log_path = workdir / "broker.log"
+        self.settings = dict(settings or {})
+        self.env = dict(env or {})
+        self.extra_args = list(extra_args or [])
+        self.port = free_port()
+        self.http_port = free_port()
+        self.process: subprocess.Popen[bytes] | None = None
+        self.started_at = 0.0
+
+    # -- addresses -----------------------------------------------------------
+
+    @property
+    def bootstrap(self) -> str:
+        """``host:port`` for Kafka clients."""
+        return f"127.0.0.1:{self.port}"
+
+    @property
+    def http_url(self) -> str:
+        return f"http://127.0.0.1:{self.http_port}"
+
+    @property
+    def pid(self) -> int:
+        assert self.process is not None, "broker not started"
+        return self.process.pid
+
+    def command(self) -> list[str]:
+        """The full argv that starts this broker."""
+        all_settings = {
+            "listeners": f"PLAINTEXT://{self.bootstrap}",
+            "log.dirs": str(self.data_dir),
+            "http.listener": f"127.0.0.1:{self.http_port}",
+            **self.settings,
+        }
+        argv = [*odradek_command(), "broker"]
+        for key, value in all_settings.items():
+            argv += ["--set", f"{key}={value}"]
+        return argv + self.extra_args
+
+    # -- lifecycle -----------------------------------------------------------
+
+    def start(self, wait: bool = True, timeout: float = READY_TIMEOUT_S) -> Broker:
+        """Start the process (appending to the log file) and, by default, wait until ready.
+
+        On the first start only, a port taken between choosing and binding is
+        retried once with new ports.
+        """
+        assert not self.is_running(), "broker already running"
+        first_start = self.process is None
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        self._spawn()
+        if not wait:
+            return self
+        try:
+            self.wait_ready(timeout)
+        except BrokerStartError:
+            if first_start and self._lost_port_race():
+                self.port, self.http_port = free_port(), free_port()
+                self._spawn()
+                self.wait_ready(timeout)
+            else:
+                raise
+        return self
+
+    def _spawn(self) -> None:
+        with self.log_path.open("ab") as log:
+            log.write(f"\n=== start: {' '.join(self.command())}\n".encode())
+            log.flush()
+            self.started_at = time.monotonic()
+            self.process = subprocess.Popen(
+                self.command(),
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                env={**os.environ, **self.env},
+                cwd=self.workdir,
+                start_new_session=True,  # own process group: SIGKILL reaches any children
+            )
+        if self not in LIVE_BROKERS:
+            LIVE_BROKERS.append(self)
+
+    def _lost_port_race(self) -> bool:
+        return not self.is_running() and any(
+            hint in self.log_tail().lower() for hint in _ADDRESS_IN_USE_HINTS
+        )
+
+    def is_running(self) -> bool:
+        return self.process is not None and self.process.poll() is None
+
+    def is_ready(self) -> bool:
+        try:
+            status, _ = http_get(f"{self.http_url}/readyz", timeout=1.0)
+        except OSError:
+            return False
+        return status == 200
+
+    def wait_ready(self, timeout: float = READY_TIMEOUT_S, poll_interval: float = 0.01) -> float:
+        """Block until GET /readyz answers 200; returns seconds since the process started."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if not self.is_running():
+                code = self.process.returncode if self.process else None
+                raise BrokerStartError(
+                    f"broker exited with code {code} before becoming ready\n{self.describe()}"
+                )
+            if self.is_ready():
+                return time.monotonic() - self.started_at
+            time.sleep(poll_interval)
+        raise BrokerStartError(
+            f"broker not ready (GET /readyz != 200) within {timeout:.0f}s\n{self.describe()}"
+        )
+
+    def stop(self, timeout: float = STOP_TIMEOUT_S) -> int | None:
+        """SIGTERM, then SIGKILL after ``timeout``; returns the exit code (None if never run)."""
+        if self.process is None:
+            return None
+        if self.process.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self._kill_group()
+                self.process.wait()
+        self._kill_group()  # reap anything the broker left behind
+        return self.process.returncode
+
+    def kill(self) -> None:
+        """SIGKILL the broker's process group: an unclean stop, no shutdown work."""
+        if self.process is None:
+            return
+        self._kill_group()
+        self.process.wait()
+
+    def _kill_group(self) -> None:
+        assert self.process is not None
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.process.pid, signal.SIGKILL)
+
+    def restart(self, *, clean: bool = True, timeout: float = READY_TIMEOUT_S) -> Broker:
+        """Stop (SIGTERM if ``clean`` else SIGKILL) and start again on the same dir and ports."""
+        if clean:
+            self.stop()
+        else:
+            self.kill()
+        return self.start(timeout=timeout)
+
+    def close(self) -> None:
+        """Stop the broker for good (idempotent)."""
+        self.stop()
+        if self in LIVE_BROKERS:
+            LIVE_BROKERS.remove(self)
+
+    # -- observation ---------------------------------------------------------
+
+    def metrics_text(self) -> str:
+        status, body = http_get(f"{self.http_url}/metrics")
+        assert status == 200, f"/metrics answered {status}: {body[:500]}"
+        return body
+
+    def rss_bytes(self) -> int:
+        """Resident memory of the broker process, from /proc."""
+        for line in Path(f"/proc/{self.pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+        raise AssertionError("VmRSS not found")
+
+    def log_tail(self, lines: int = LOG_TAIL_LINES) -> str:
+        try:
+            text = self.log_path.read_text(errors="replace")
+        except FileNotFoundError:
+            return "(no log file)"
+        return "\n".join(text.splitlines()[-lines:])
+
+    def describe(self) -> str:
+        return (
+            f"broker {self.bootstrap} (http {self.http_port}, data {self.data_dir})\n"
+            f"--- last {LOG_TAIL_LINES} lines of {self.log_path} ---\n{self.log_tail()}"
+        )
+
+    def __enter__(self) -> Broker:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+
+def _kill_survivors() -> None:
+    for broker in list(LIVE_BROKERS):
+        if broker.process is not None and broker.process.poll() is None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(broker.process.pid, signal.SIGKILL)
+
+
+atexit.register(_kill_survivors)
+
+
+def unique_name(prefix: str) -> str:
+    """A topic name no other test uses (tests share module brokers)."""
+    return f"{prefix}-{os.getpid()}-{time.monotonic_ns()}"

@@ -1,0 +1,82 @@
+"""Fixtures that start real `odradek broker` processes (see broker_process.py).
+
+- ``broker``: one running broker shared by the tests of a module.
+- ``broker_factory``: ``broker_factory(settings={...}, env={...}, start=True)``
+  makes brokers owned by one test.
+
+Every broker made here is stopped at teardown (SIGTERM, then SIGKILL) and its
+directory removed, even when the test fails. A failed test's report carries
+the log tail of every broker still live.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import shutil
+import tempfile
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any, Protocol
+
+import pytest
+from broker_process import LIVE_BROKERS, Broker
+
+
+class BrokerFactory(Protocol):
+    def __call__(
+        self,
+        settings: Mapping[str, str] | None = None,
+        env: Mapping[str, str] | None = None,
+        extra_args: list[str] | None = None,
+        start: bool = True,
+    ) -> Broker: ...
+
+
+@contextlib.contextmanager
+def _broker_pool(base_dir: Path) -> Iterator[BrokerFactory]:
+    brokers: list[Broker] = []
+
+    def make(
+        settings: Mapping[str, str] | None = None,
+        env: Mapping[str, str] | None = None,
+        extra_args: list[str] | None = None,
+        start: bool = True,
+    ) -> Broker:
+        workdir = Path(tempfile.mkdtemp(prefix=f"broker{len(brokers)}-", dir=base_dir))
+        broker = Broker(workdir, settings=settings, env=env, extra_args=extra_args)
+        brokers.append(broker)
+        LIVE_BROKERS.append(broker)
+        if start:
+            broker.start()
+        return broker
+
+    try:
+        yield make
+    finally:
+        for broker in brokers:
+            broker.close()
+        shutil.rmtree(base_dir, ignore_errors=True)
+
+
+@pytest.fixture
+def broker_factory(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrokerFactory]:
+    """Makes brokers owned by one test; all are stopped and their dirs removed afterwards."""
+    with _broker_pool(tmp_path_factory.mktemp("brokers")) as make:
+        yield make
+
+
+@pytest.fixture(scope="module")
+def broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Broker]:
+    """A running broker with default settings, shared by the tests of one module."""
+    with _broker_pool(tmp_path_factory.mktemp("shared-broker")) as make:
+        yield make()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[Any]) -> Any:
+    """Attach the log tail of every live broker to a failed test's report."""
+    report = yield
+    if report.failed:
+        for live in LIVE_BROKERS:
+            report.sections.append((f"broker log {live.bootstrap}", live.describe()))
+    return report

@@ -1,0 +1,320 @@
+"""A minimal raw Kafka client for tests: frames built and read with kio.
+
+Used where real clients hide what we must see: exact error codes, batch
+headers as stored, deliberately broken frames.
+"""
+
+from __future__ import annotations
+
+import datetime
+import io
+import itertools
+import socket
+import struct
+import sys
+from dataclasses import dataclass
+from typing import Any
+
+from kafka.record.default_records import DefaultRecordBatchBuilder
+from kio.index import load_request_schema, load_response_schema
+from kio.serial import entity_reader, entity_writer
+from kio.static.primitive import i16, i32, i32Timedelta, i64
+
+API_PRODUCE = 0
+API_FETCH = 1
+API_LIST_OFFSETS = 2
+API_METADATA = 3
+API_API_VERSIONS = 18
+
+EARLIEST_TIMESTAMP = -2
+LATEST_TIMESTAMP = -1
+
+BATCH_HEADER = struct.Struct(">qiibIhiqqqhii")
+BATCH_HEADER_SIZE = 61
+LOG_OVERHEAD = 12
+
+_correlation_ids = itertools.count(1)
+
+
+def nested(schema: type, name: str) -> Any:
+    """A nested entity class (``PartitionProduceData`` ...) of a kio schema."""
+    return getattr(sys.modules[schema.__module__], name)
+
+
+def encode_request(
+    api_key: int, version: int, body: Any, correlation_id: int, client_id: str = "odradek-tests"
+) -> bytes:
+    """A whole frame (size prefix, header, body) for a kio request entity."""
+    schema = type(body)
+    header_schema = schema.__header_schema__
+    buffer = io.BytesIO()
+    entity_writer(header_schema)(
+        buffer,
+        header_schema(
+            request_api_key=i16(api_key),
+            request_api_version=i16(version),
+            correlation_id=i32(correlation_id),
+            client_id=client_id,
+        ),
+    )
+    entity_writer(schema)(buffer, body)
+    payload = buffer.getvalue()
+    return struct.pack(">i", len(payload)) + payload
+
+
+def encode_header_only(api_key: int, version: int, correlation_id: int, rest: bytes) -> bytes:
+    """A frame with a v1 request header (no tagged fields) followed by arbitrary bytes.
+
+    v1 headers parse for every api key and version, so this reaches dispatch
+    even for keys and versions kio has no schema for.
+    """
+    client_id = b"odradek-fuzz"
+    payload = (
+        struct.pack(">hhih", api_key, version, correlation_id, len(client_id)) + client_id + rest
+    )
+    return struct.pack(">i", len(payload)) + payload
+
+
+def recv_exactly(sock: socket.socket, size: int) -> bytes:
+    chunks = bytearray()
+    while len(chunks) < size:
+        chunk = sock.recv(size - len(chunks))
+        if not chunk:
+            raise ConnectionError(f"connection closed after {len(chunks)} of {size} bytes")
+        chunks += chunk
+    return bytes(chunks)
+
+
+def recv_frame(sock: socket.socket) -> bytes:
+    (size,) = struct.unpack(">i", recv_exactly(sock, 4))
+    return recv_exactly(sock, size)
+
+
+@dataclass(frozen=True)
+class Response:
+    correlation_id: int
+    body: Any
+
+
+def decode_response(api_key: int, version: int, frame: bytes) -> Response:
+    schema = load_response_schema(api_key, version)
+    header, consumed = entity_reader(schema.__header_schema__)(frame, 0)
+    body, _ = entity_reader(schema)(frame, consumed)
+    return Response(correlation_id=int(header.correlation_id), body=body)
+
+
+class WireClient:
+    """One connection; ``call`` sends a kio request entity and decodes the answer."""
+
+    def __init__(self, host: str, port: int, timeout: float = 10.0) -> None:
+        self.sock = socket.create_connection((host, port), timeout=timeout)
+
+    @classmethod
+    def to(cls, bootstrap: str, timeout: float = 10.0) -> WireClient:
+        host, port = bootstrap.rsplit(":", 1)
+        return cls(host, int(port), timeout)
+
+    def call(self, api_key: int, version: int, body: Any) -> Any:
+        correlation_id = next(_correlation_ids)
+        self.sock.sendall(encode_request(api_key, version, body, correlation_id))
+        response = decode_response(api_key, version, recv_frame(self.sock))
+        assert response.correlation_id == correlation_id, "response to another request"
+        return response.body
+
+    def close(self) -> None:
+        self.sock.close()
+
+    def __enter__(self) -> WireClient:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    # -- requests the tests need ---------------------------------------------
+
+    def api_versions(self, version: int = 3) -> Any:
+        schema = load_request_schema(API_API_VERSIONS, version)
+        fields = (
+            {"client_software_name": "odradek-tests", "client_software_version": "1"}
+            if version >= 3
+            else {}
+        )
+        return self.call(API_API_VERSIONS, version, schema(**fields))
+
+    def metadata(self, topics: list[str] | None, auto_create: bool = False) -> Any:
+        schema = load_request_schema(API_METADATA, 12)
+        topic_schema = nested(schema, "MetadataRequestTopic")
+        request = schema(
+            topics=None
+            if topics is None
+            else tuple(topic_schema(topic_id=None, name=name) for name in topics),
+            allow_auto_topic_creation=auto_create,
+            include_topic_authorized_operations=False,
+        )
+        return self.call(API_METADATA, 12, request)
+
+    def produce(self, topic: str, partition: int, records: bytes, acks: int = -1) -> Any:
+        """Produce v9; returns the single partition response."""
+        schema = load_request_schema(API_PRODUCE, 9)
+        request = schema(
+            transactional_id=None,
+            acks=i16(acks),
+            timeout=i32Timedelta.parse(datetime.timedelta(seconds=10)),
+            topic_data=(
+                nested(schema, "TopicProduceData")(
+                    name=topic,
+                    partition_data=(
+                        nested(schema, "PartitionProduceData")(
+                            index=i32(partition), records=records
+                        ),
+                    ),
+                ),
+            ),
+        )
+        response = self.call(API_PRODUCE, 9, request)
+        return response.responses[0].partition_responses[0]
+
+    def fetch(self, topic: str, partition: int, offset: int, max_bytes: int = 1 << 20) -> Any:
+        """Fetch v11 without waiting; returns the single partition response."""
+        schema = load_request_schema(API_FETCH, 11)
+        request = schema(
+            replica_id=i32(-1),
+            max_wait=i32Timedelta.parse(datetime.timedelta(milliseconds=0)),
+            min_bytes=i32(0),
+            max_bytes=i32(max_bytes),
+            isolation_level=0,
+            session_id=i32(0),
+            session_epoch=i32(-1),
+            topics=(
+                nested(schema, "FetchTopic")(
+                    topic=topic,
+                    partitions=(
+                        nested(schema, "FetchPartition")(
+                            partition=i32(partition),
+                            current_leader_epoch=i32(-1),
+                            fetch_offset=i64(offset),
+                            log_start_offset=i64(-1),
+                            partition_max_bytes=i32(max_bytes),
+                        ),
+                    ),
+                ),
+            ),
+            forgotten_topics_data=(),
+            rack_id="",
+        )
+        response = self.call(API_FETCH, 11, request)
+        return response.responses[0].partitions[0]
+
+    def list_offset(self, topic: str, partition: int, timestamp: int) -> int:
+        """ListOffsets v7 for one partition; asserts no error and returns the offset."""
+        schema = load_request_schema(API_LIST_OFFSETS, 7)
+        request = schema(
+            replica_id=i32(-1),
+            isolation_level=0,
+            topics=(
+                nested(schema, "ListOffsetsTopic")(
+                    name=topic,
+                    partitions=(
+                        nested(schema, "ListOffsetsPartition")(
+                            partition_index=i32(partition),
+                            current_leader_epoch=i32(-1),
+                            timestamp=i64(timestamp),
+                        ),
+                    ),
+                ),
+            ),
+        )
+        answer = self.call(API_LIST_OFFSETS, 7, request).topics[0].partitions[0]
+        assert answer.error_code.value == 0, f"ListOffsets error {answer.error_code!r}"
+        return int(answer.offset)
+
+    def wait_for_topic(self, topic: str, auto_create: bool = True, attempts: int = 50) -> Any:
+        """Metadata for ``topic`` once it has partitions with leaders (creating it if asked)."""
+        import time
+
+        last: Any = None
+        for _ in range(attempts):
+            last = self.metadata([topic], auto_create=auto_create).topics[0]
+            if (
+                last.error_code.value == 0
+                and last.partitions
+                and all(p.error_code.value == 0 and p.leader_id >= 0 for p in last.partitions)
+            ):
+                return last
+            time.sleep(0.1)
+        raise AssertionError(f"topic {topic} not ready: {last!r}")
+
+
+@dataclass(frozen=True)
+class BatchInfo:
+    """The header fields of one stored batch, and where it sits."""
+
+    position: int
+    base_offset: int
+    batch_length: int
+    magic: int
+    attributes: int
+    last_offset_delta: int
+    producer_id: int
+    producer_epoch: int
+    base_sequence: int
+    records_count: int
+
+    @property
+    def size(self) -> int:
+        return self.batch_length + LOG_OVERHEAD
+
+    @property
+    def next_offset(self) -> int:
+        return self.base_offset + self.last_offset_delta + 1
+
+
+def parse_batches(data: bytes) -> tuple[list[BatchInfo], int]:
+    """Whole v2 batches at the start of ``data``; returns them and the bytes they span.
+
+    Stops at the first incomplete batch (a torn tail, or a fetch cut short).
+    """
+    batches: list[BatchInfo] = []
+    position = 0
+    while len(data) - position >= LOG_OVERHEAD:
+        base_offset, batch_length = struct.unpack_from(">qi", data, position)
+        size = batch_length + LOG_OVERHEAD
+        if batch_length < BATCH_HEADER_SIZE - LOG_OVERHEAD or position + size > len(data):
+            break
+        fields = BATCH_HEADER.unpack_from(data, position)
+        batches.append(
+            BatchInfo(
+                position=position,
+                base_offset=base_offset,
+                batch_length=batch_length,
+                magic=fields[3],
+                attributes=fields[5],
+                last_offset_delta=fields[6],
+                producer_id=fields[9],
+                producer_epoch=fields[10],
+                base_sequence=fields[11],
+                records_count=fields[12],
+            )
+        )
+        position += size
+    return batches, position
+
+
+def build_batch(
+    values: list[bytes], base_timestamp_ms: int = 1_700_000_000_000, compression: int = 0
+) -> bytearray:
+    """A valid v2 batch (CRC-32C filled in) built with kafka-python's builder."""
+    builder = DefaultRecordBatchBuilder(
+        magic=2,
+        compression_type=compression,
+        is_transactional=False,
+        producer_id=-1,
+        producer_epoch=-1,
+        base_sequence=-1,
+        batch_size=1 << 24,
+    )
+    for delta, value in enumerate(values):
+        builder.append(
+            delta, timestamp=base_timestamp_ms + delta, key=None, value=value, headers=[]
+        )
+    return builder.build()
