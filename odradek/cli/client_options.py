@@ -39,15 +39,23 @@ def key_value(text: str) -> tuple[str, str]:
     return key, value
 
 
-def positive_int(text: str) -> int:
-    """argparse type for counts and sizes."""
-    try:
-        number = int(text)
-    except ValueError:
-        number = 0
-    if number <= 0:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
-    return number
+def int_at_least(minimum: int) -> Callable[[str], int]:
+    """argparse type for integers of at least ``minimum`` (counts, sizes, partitions)."""
+
+    def parse(text: str) -> int:
+        try:
+            number = int(text)
+        except ValueError:
+            number = minimum - 1
+        if number < minimum:
+            raise argparse.ArgumentTypeError(f"expected an integer >= {minimum}, got {text!r}")
+        return number
+
+    return parse
+
+
+positive_int = int_at_least(1)
+partition_number = int_at_least(0)
 
 
 def add_client_options(parser: argparse.ArgumentParser) -> None:
