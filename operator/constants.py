@@ -30,3 +30,15 @@ TOPIC_FINALIZER = f"{GROUP}/topic"
 
 MIN_INSYNC_REPLICAS = "min.insync.replicas"
 DEFAULT_REPLICATION_FACTOR = "default.replication.factor"
+
+OPERATOR_MANAGED_KEYS = (
+    "node.id",
+    "listeners",
+    "advertised.listeners",
+    "log.dirs",
+    "broker.rack",
+    "http.listener",
+    "etcd.endpoints",
+    "cluster.name",
+)
+"""Broker settings the operator sets per pod or per cluster; spec.config may not set them."""

@@ -6,7 +6,7 @@ from typing import Annotated, Literal
 
 from pydantic import ConfigDict, Field
 
-from ..constants import DEFAULT_IMAGE, DEFAULT_ZONE_LABEL, KAFKA_PORT
+from ..constants import DEFAULT_IMAGE, DEFAULT_ZONE_LABEL, KAFKA_PORT, OPERATOR_MANAGED_KEYS
 from .base import Schema
 from .common import (
     Conditions,
@@ -127,6 +127,9 @@ _MAX_RF_RULE = (
 )
 
 
+_MANAGED = "[" + ", ".join(f"'{key}'" for key in OPERATOR_MANAGED_KEYS) + "]"
+
+
 class ClusterSpec(Schema):
     """Desired state of an Odradek cluster."""
 
@@ -140,6 +143,11 @@ class ClusterSpec(Schema):
                 {
                     "rule": _MAX_RF_RULE.format(key="min.insync.replicas"),
                     "message": "config min.insync.replicas cannot exceed replicas",
+                },
+                {
+                    "rule": f"!has(self.config) || !self.config.exists(k, k in {_MANAGED})",
+                    "message": f"config cannot set {', '.join(OPERATOR_MANAGED_KEYS)}:"
+                    " the operator sets them",
                 },
             ]
         }

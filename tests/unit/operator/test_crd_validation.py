@@ -34,6 +34,7 @@ REJECTED = [
      "default.replication.factor cannot exceed replicas"),
     ("Cluster", {"replicas": 1, "config": {"min.insync.replicas": "2"}},
      "min.insync.replicas cannot exceed replicas"),
+    ("Cluster", {"config": {"node.id": 7}}, "config cannot set node.id.*the operator sets them"),
     ("Cluster", {"coordination": {}}, "set exactly one of coordination.managed"),
     ("Cluster", {"coordination": {"managed": {"replicas": 2}}}, "2 is not one of"),
     ("Cluster", {"coordination": {"external": {"endpoints": ["etcd:2379"]}}}, "does not match"),

@@ -1,0 +1,1 @@
+"""Pure functions from a custom resource's spec to the Kubernetes objects it needs."""

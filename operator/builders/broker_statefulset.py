@@ -1,0 +1,223 @@
+"""The broker StatefulSet: id = ordinal, DNS name advertised, restarts left to the operator."""
+
+from __future__ import annotations
+
+from ..constants import (
+    BROKER_CONFIG_DIR,
+    BROKER_CONFIG_FILE,
+    BROKER_DATA_DIR,
+    BROKER_RUNTIME_DIR,
+    CONFIG_HASH_ANNOTATION,
+    HTTP_PORT,
+    POD_INDEX_LABEL,
+)
+from ..models import ClusterSpec
+from ..models.cluster import Storage
+from . import names
+from .meta import Obj, Owner, labels, metadata, selector_labels
+from .pod_defaults import CONTAINER_SECURITY_CONTEXT, POD_SECURITY_CONTEXT, field_env
+
+TOKEN_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
+TERMINATION_GRACE_SECONDS = 120
+"""Time for a controlled shutdown: the broker hands its leaderships over before it exits."""
+
+
+def broker_statefulset(owner: Owner, spec: ClusterSpec, config_hash: str) -> Obj:
+    template = spec.template
+    pod_labels = {**(template.labels or {} if template else {}), **labels(owner, "broker")}
+    annotations = {
+        **(template.annotations or {} if template else {}),
+        CONFIG_HASH_ANNOTATION: config_hash,
+    }
+    sts_spec: Obj = {
+        "replicas": spec.replicas,
+        "serviceName": names.headless(owner.name),
+        "podManagementPolicy": "Parallel",
+        "updateStrategy": {"type": "OnDelete"},
+        "selector": {"matchLabels": selector_labels(owner, "broker")},
+        "persistentVolumeClaimRetentionPolicy": _retention(spec.storage),
+        "template": {
+            "metadata": {"labels": pod_labels, "annotations": annotations},
+            "spec": _pod_spec(owner, spec),
+        },
+    }
+    if spec.storage.type == "persistent-claim":
+        sts_spec["volumeClaimTemplates"] = [volume_claim(spec.storage)]
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "StatefulSet",
+        "metadata": metadata(owner, names.brokers(owner.name), "broker"),
+        "spec": sts_spec,
+    }
+
+
+def volume_claim(storage: Storage) -> Obj:
+    claim: Obj = {
+        "metadata": {"name": "data"},
+        "spec": {
+            "accessModes": ["ReadWriteOnce"],
+            "resources": {"requests": {"storage": storage.size}},
+        },
+    }
+    if storage.storage_class_name:
+        claim["spec"]["storageClassName"] = storage.storage_class_name
+    return claim
+
+
+def _retention(storage: Storage) -> Obj:
+    policy = "Delete" if storage.delete_claim else "Retain"
+    return {"whenDeleted": policy, "whenScaled": policy}
+
+
+def _pod_spec(owner: Owner, spec: ClusterSpec) -> Obj:
+    template = spec.template
+    pod: Obj = {
+        "serviceAccountName": names.service_account(owner.name),
+        "automountServiceAccountToken": False,
+        "terminationGracePeriodSeconds": TERMINATION_GRACE_SECONDS,
+        "securityContext": (template.security_context if template else None)
+        or POD_SECURITY_CONTEXT,
+        "containers": [_broker_container(owner, spec)],
+        "volumes": _volumes(owner, spec),
+    }
+    if spec.rack is not None:
+        pod["initContainers"] = [_rack_container(spec)]
+    pod["topologySpreadConstraints"] = default_spread(owner, spec)
+    if template is not None:
+        optional = {
+            "affinity": template.affinity,
+            "tolerations": template.tolerations,
+            "topologySpreadConstraints": template.topology_spread_constraints,
+            "priorityClassName": template.priority_class_name,
+            "nodeSelector": template.node_selector,
+        }
+        pod.update({k: v for k, v in optional.items() if v is not None})
+    return pod
+
+
+def default_spread(owner: Owner, spec: ClusterSpec) -> list[Obj]:
+    """Brokers spread over nodes, and over racks when rack awareness is on.
+
+    ScheduleAnyway: a cluster with fewer zones or nodes than brokers still runs.
+    """
+    keys = ["kubernetes.io/hostname"]
+    if spec.rack is not None:
+        keys.insert(0, spec.rack.topology_key)
+    return [
+        {
+            "maxSkew": 1,
+            "topologyKey": key,
+            "whenUnsatisfiable": "ScheduleAnyway",
+            "labelSelector": {"matchLabels": selector_labels(owner, "broker")},
+        }
+        for key in keys
+    ]
+
+
+def _config_path(spec: ClusterSpec) -> str:
+    """With racks, the init step writes the file with broker.rack added to the runtime dir."""
+    directory = BROKER_RUNTIME_DIR if spec.rack is not None else BROKER_CONFIG_DIR
+    return f"{directory}/{BROKER_CONFIG_FILE}"
+
+
+def _broker_container(owner: Owner, spec: ClusterSpec) -> Obj:
+    dns = f"$(POD_NAME).{names.headless(owner.name)}.$(POD_NAMESPACE).svc"
+    advertised = ",".join(f"{lst.name}://{dns}:{lst.port}" for lst in spec.listeners)
+    template = spec.template
+    container: Obj = {
+        "name": "broker",
+        "image": spec.image,
+        "args": ["broker", "--config", _config_path(spec)],
+        "env": [
+            field_env("POD_NAME", "metadata.name"),
+            field_env("POD_NAMESPACE", "metadata.namespace"),
+            field_env("ODRADEK_NODE_ID", f"metadata.labels['{POD_INDEX_LABEL}']"),
+            {"name": "ODRADEK_ADVERTISED_LISTENERS", "value": advertised},
+        ],
+        "ports": [
+            *({"name": f"kafka-{i}", "containerPort": lst.port}
+              for i, lst in enumerate(spec.listeners)),
+            {"name": "http", "containerPort": HTTP_PORT},
+        ],
+        "startupProbe": _probe("/healthz", period=5, failures=120),
+        "livenessProbe": _probe("/healthz", period=10, failures=3),
+        "readinessProbe": _probe("/readyz", period=5, failures=2),
+        "securityContext": (template.container_security_context if template else None)
+        or CONTAINER_SECURITY_CONTEXT,
+        "volumeMounts": [
+            {"name": "data", "mountPath": BROKER_DATA_DIR},
+            {"name": "config", "mountPath": BROKER_CONFIG_DIR, "readOnly": True},
+            {"name": "runtime", "mountPath": BROKER_RUNTIME_DIR},
+            {"name": "tmp", "mountPath": "/tmp"},
+        ],
+    }
+    if spec.image_pull_policy:
+        container["imagePullPolicy"] = spec.image_pull_policy
+    if spec.resources is not None:
+        container["resources"] = spec.resources.wire()
+    return container
+
+
+def _rack_container(spec: ClusterSpec) -> Obj:
+    """Reads the node's zone label and writes the config with broker.rack added."""
+    assert spec.rack is not None
+    command = [
+        "python3", "-m", "odradek.operator.pod_init",
+        "--node", "$(NODE_NAME)",
+        "--topology-key", spec.rack.topology_key,
+        "--config", f"{BROKER_CONFIG_DIR}/{BROKER_CONFIG_FILE}",
+        "--out", _config_path(spec),
+    ]
+    return {
+        "name": "rack",
+        "image": spec.image,
+        "command": command,
+        "env": [field_env("NODE_NAME", "spec.nodeName")],
+        "securityContext": CONTAINER_SECURITY_CONTEXT,
+        "resources": {"requests": {"cpu": "10m", "memory": "32Mi"}, "limits": {"memory": "64Mi"}},
+        "volumeMounts": [
+            {"name": "config", "mountPath": BROKER_CONFIG_DIR, "readOnly": True},
+            {"name": "runtime", "mountPath": BROKER_RUNTIME_DIR},
+            {"name": "token", "mountPath": TOKEN_DIR, "readOnly": True},
+        ],
+    }
+
+
+def _volumes(owner: Owner, spec: ClusterSpec) -> list[Obj]:
+    volumes: list[Obj] = [
+        {"name": "config", "configMap": {"name": names.config(owner.name)}},
+        {"name": "runtime", "emptyDir": {"medium": "Memory", "sizeLimit": "1Mi"}},
+        {"name": "tmp", "emptyDir": {"sizeLimit": "256Mi"}},
+    ]
+    if spec.storage.type == "ephemeral":
+        volumes.append({"name": "data", "emptyDir": {"sizeLimit": spec.storage.size}})
+    if spec.rack is not None:
+        volumes.append(_token_volume())
+    return volumes
+
+
+def _token_volume() -> Obj:
+    """The API token, mounted in the rack init step only: the broker itself gets none."""
+    return {
+        "name": "token",
+        "projected": {
+            "sources": [
+                {"serviceAccountToken": {"path": "token", "expirationSeconds": 3600}},
+                {"configMap": {"name": "kube-root-ca.crt",
+                               "items": [{"key": "ca.crt", "path": "ca.crt"}]}},
+                {"downwardAPI": {"items": [
+                    {"path": "namespace", "fieldRef": {"fieldPath": "metadata.namespace"}}
+                ]}},
+            ]
+        },
+    }
+
+
+def _probe(path: str, period: int, failures: int) -> Obj:
+    return {
+        "httpGet": {"path": path, "port": "http"},
+        "periodSeconds": period,
+        "failureThreshold": failures,
+        "timeoutSeconds": 3,
+    }
+

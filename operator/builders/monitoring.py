@@ -1,0 +1,58 @@
+"""Prometheus Operator objects: scrape the brokers and alert on what matters."""
+
+from __future__ import annotations
+
+from . import names
+from .meta import Obj, Owner, metadata, selector_labels
+
+
+def service_monitor(owner: Owner) -> Obj:
+    return {
+        "apiVersion": "monitoring.coreos.com/v1",
+        "kind": "ServiceMonitor",
+        "metadata": metadata(owner, names.brokers(owner.name), "broker"),
+        "spec": {
+            "selector": {"matchLabels": selector_labels(owner, "broker")},
+            "endpoints": [{"port": "http", "path": "/metrics", "interval": "30s"}],
+        },
+    }
+
+
+def _alert(name: str, expr: str, minutes: int, severity: str, summary: str) -> Obj:
+    return {
+        "alert": name,
+        "expr": expr,
+        "for": f"{minutes}m",
+        "labels": {"severity": severity},
+        "annotations": {"summary": summary},
+    }
+
+
+def prometheus_rule(owner: Owner) -> Obj:
+    """Alerts scoped to this cluster's brokers by their pod label."""
+    scope = f'namespace="{owner.namespace}",pod=~"{names.brokers(owner.name)}-[0-9]+"'
+    rules = [
+        _alert("OdradekUnderReplicatedPartitions",
+               f"sum(odradek_under_replicated_partitions{{{scope}}}) > 0", 10, "warning",
+               "Partitions have fewer in-sync replicas than replicas."),
+        _alert("OdradekOfflinePartitions",
+               f"sum(odradek_offline_partitions{{{scope}}}) > 0", 1, "critical",
+               "Partitions have no leader: producers and consumers are stuck."),
+        _alert("OdradekActiveControllerCount",
+               f"sum(odradek_active_controller{{{scope}}}) != 1", 2, "critical",
+               "There should be exactly one active controller."),
+        _alert("OdradekDiskNearlyFull",
+               f"kubelet_volume_stats_available_bytes{{namespace=\"{owner.namespace}\","
+               f"persistentvolumeclaim=~\"data-{names.brokers(owner.name)}-[0-9]+\"}}"
+               " / kubelet_volume_stats_capacity_bytes < 0.15", 10, "warning",
+               "A broker volume has less than 15% free space."),
+        _alert("OdradekConsumerLag",
+               f"max by (group, topic) (odradek_consumer_group_lag{{{scope}}}) > 100000", 15,
+               "warning", "A consumer group is far behind."),
+    ]
+    return {
+        "apiVersion": "monitoring.coreos.com/v1",
+        "kind": "PrometheusRule",
+        "metadata": metadata(owner, names.brokers(owner.name), "broker"),
+        "spec": {"groups": [{"name": f"odradek-{owner.name}", "rules": rules}]},
+    }

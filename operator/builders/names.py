@@ -1,0 +1,57 @@
+"""Deterministic names of a Cluster's objects, so re-run handlers are idempotent."""
+
+from __future__ import annotations
+
+from ..constants import ETCD_CLIENT_PORT
+
+
+def brokers(cluster: str) -> str:
+    """The broker StatefulSet; pods are <cluster>-broker-<id>."""
+    return f"{cluster}-broker"
+
+
+def broker_pod(cluster: str, broker_id: int) -> str:
+    return f"{brokers(cluster)}-{broker_id}"
+
+
+def headless(cluster: str) -> str:
+    """The headless Service that gives each broker a stable DNS name."""
+    return f"{cluster}-brokers"
+
+
+def bootstrap(cluster: str) -> str:
+    return f"{cluster}-bootstrap"
+
+
+def config(cluster: str) -> str:
+    return f"{cluster}-config"
+
+
+def service_account(cluster: str) -> str:
+    return f"{cluster}-broker"
+
+
+def node_reader_binding(namespace: str, cluster: str) -> str:
+    """Cluster-scoped, so it carries the namespace in its name."""
+    return f"odradek-{namespace}-{cluster}-node-reader"
+
+
+def etcd(cluster: str) -> str:
+    """The etcd StatefulSet and its headless Service."""
+    return f"{cluster}-etcd"
+
+
+def etcd_endpoints(cluster: str, namespace: str, replicas: int) -> list[str]:
+    service = etcd(cluster)
+    return [
+        f"http://{service}-{i}.{service}.{namespace}.svc:{ETCD_CLIENT_PORT}"
+        for i in range(replicas)
+    ]
+
+
+def bootstrap_servers(cluster: str, namespace: str, port: int) -> str:
+    return f"{bootstrap(cluster)}.{namespace}.svc:{port}"
+
+
+def mirror(name: str) -> str:
+    return f"{name}-mirror"
