@@ -1,0 +1,91 @@
+"""Every partition log under one data directory, named ``<topic>-<partition>``."""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+from .log_config import LogConfig
+from .partition_log import PartitionLog
+
+logger = logging.getLogger(__name__)
+
+_PARTITION_DIR = re.compile(r"^(?P<topic>.+)-(?P<partition>\d+)$")
+
+
+def partition_dir_name(topic: str, partition: int) -> str:
+    return f"{topic}-{partition}"
+
+
+def parse_partition_dir_name(name: str) -> tuple[str, int] | None:
+    """(topic, partition) from ``<topic>-<partition>``; topics may contain '-' and '.'."""
+    match = _PARTITION_DIR.match(name)
+    if match is None:
+        return None
+    return match["topic"], int(match["partition"])
+
+
+class LogManager:
+    """Opens, creates, configures and deletes the partition logs of one broker."""
+
+    def __init__(self, data_dir: Path, *, clock: Callable[[], float] = time.time) -> None:
+        self.data_dir = data_dir
+        self._clock = clock
+        self._logs: dict[tuple[str, int], PartitionLog] = {}
+
+    def load(self, config_for: Callable[[str], LogConfig] = lambda topic: LogConfig()) -> None:
+        """Open every partition directory under the data directory.
+
+        ``config_for`` gives a topic's config; by default Kafka's defaults,
+        until ``update_config`` applies the topic's own.
+        """
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        for path in sorted(self.data_dir.iterdir()):
+            parsed = parse_partition_dir_name(path.name) if path.is_dir() else None
+            if parsed is None or parsed in self._logs:
+                continue
+            topic, _ = parsed
+            self._logs[parsed] = PartitionLog.open(path, config_for(topic), clock=self._clock)
+        logger.info("loaded %d partition logs from %s", len(self._logs), self.data_dir)
+
+    def get(self, topic: str, partition: int) -> PartitionLog | None:
+        return self._logs.get((topic, partition))
+
+    def get_or_create(self, topic: str, partition: int, config: LogConfig) -> PartitionLog:
+        log = self._logs.get((topic, partition))
+        if log is None:
+            directory = self.data_dir / partition_dir_name(topic, partition)
+            log = PartitionLog.open(directory, config, clock=self._clock)
+            self._logs[(topic, partition)] = log
+        return log
+
+    def delete(self, topic: str, partition: int) -> None:
+        """Remove the partition's log and its files (nothing happens if there is none)."""
+        log = self._logs.pop((topic, partition), None)
+        if log is not None:
+            log.delete()
+
+    def partitions(self) -> Iterable[tuple[str, int, PartitionLog]]:
+        return [(topic, partition, log) for (topic, partition), log in self._logs.items()]
+
+    def update_config(self, topic: str, config: LogConfig) -> None:
+        """Apply ``config`` to every partition of ``topic``; it takes effect on the next append."""
+        for (log_topic, _), log in self._logs.items():
+            if log_topic == topic:
+                log.config = config
+
+    def flush_all(self) -> None:
+        for log in self._logs.values():
+            log.flush()
+
+    def checkpoint_all(self) -> None:
+        for log in self._logs.values():
+            log.checkpoint()
+
+    def close_all(self) -> None:
+        for log in self._logs.values():
+            log.close()
+        self._logs.clear()

@@ -1,0 +1,467 @@
+"""A partition replica's log: ordered segments, its offsets, and the state kept beside them."""
+
+from __future__ import annotations
+
+import logging
+import shutil
+import time
+from bisect import bisect_right
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, replace
+from io import FileIO
+from pathlib import Path
+
+from ..protocol.errors import ErrorCode, KafkaError
+from ..protocol.records import BatchHeader, iter_batches, patch_batch
+from .checkpoint import read_checkpoint, write_checkpoint
+from .file_io import TMP_SUFFIX, fsync_directory, write_atomically
+from .leader_epoch_cache import LeaderEpochCache
+from .log_config import LogConfig
+from .producer_state import ProducerStateManager
+from .recovery import recover_segment
+from .segment import (
+    INDEX_SUFFIX,
+    LOG_SUFFIX,
+    MAX_RELATIVE_OFFSET,
+    TIME_INDEX_SUFFIX,
+    LogSegment,
+)
+
+logger = logging.getLogger(__name__)
+
+CLEAN_SHUTDOWN_FILE = "clean-shutdown"
+OFFSETS_CHECKPOINT_FILE = "partition-offsets-checkpoint"
+OFFSETS_CHECKPOINT_VERSION = 0
+HIGH_WATERMARK = "high-watermark"
+LOG_START_OFFSET = "log-start-offset"
+RECOVERY_POINT = "recovery-point"
+
+
+@dataclass(frozen=True)
+class AppendInfo:
+    first_offset: int  # for a duplicate: the offsets the original batch got
+    last_offset: int
+    log_append_time: int  # -1 unless LogAppendTime
+    log_start_offset: int
+    duplicate: bool  # an idempotent producer's retry of a batch already in the log
+
+
+@dataclass(frozen=True)
+class FileRegion:
+    """Bytes of a segment file to send as they are (``os.sendfile`` / ``loop.sendfile``)."""
+
+    file: FileIO  # unbuffered, read-only, owned by the segment
+    position: int
+    length: int
+
+
+@dataclass(frozen=True)
+class ReadResult:
+    regions: tuple[FileRegion, ...]  # whole batches, in offset order
+    size: int
+    log_start_offset: int
+    log_end_offset: int
+
+
+class PartitionLog:
+    """The segmented log of one partition replica in its own directory.
+
+    Appends go straight to the file with ``os.write``, so a process crash loses
+    nothing an append returned for; ``fsync`` happens per ``flush.messages`` /
+    ``flush.ms``, at segment roll and at close. Not thread-safe: use it from
+    one thread (the event loop).
+    """
+
+    def __init__(self, directory: Path, config: LogConfig, clock: Callable[[], float]) -> None:
+        self.directory = directory
+        self.config = config
+        self._clock = clock
+        self._segments: list[LogSegment] = []
+        self.log_start_offset = 0
+        self._high_watermark = 0
+        self._recovery_point = 0
+        self._epoch_cache = LeaderEpochCache(directory)
+        self._producer_state = ProducerStateManager(directory)
+        self._unflushed_messages = 0
+        self._last_flush_ms = self._now_ms()
+        self._closed = False
+
+    @classmethod
+    def open(
+        cls, directory: Path, config: LogConfig, *, clock: Callable[[], float] = time.time
+    ) -> PartitionLog:
+        """Open (creating if needed) the log in ``directory``, recovering after an unclean stop."""
+        directory.mkdir(parents=True, exist_ok=True)
+        for leftover in directory.glob("*" + TMP_SUFFIX):
+            leftover.unlink()
+        log = cls(directory, config, clock)
+        log._load()
+        return log
+
+    # --- loading -------------------------------------------------------------------------------
+
+    def _load(self) -> None:
+        marker = self.directory / CLEAN_SHUTDOWN_FILE
+        clean = marker.exists()
+        offsets = self._read_offsets()
+        now_ms = self._now_ms()
+        bases = sorted(int(path.stem) for path in self.directory.glob("*" + LOG_SUFFIX))
+        for suffix in (INDEX_SUFFIX, TIME_INDEX_SUFFIX):
+            for path in self.directory.glob("*" + suffix):
+                if int(path.stem) not in bases:
+                    path.unlink()
+        self._segments = [LogSegment(self.directory, base, now_ms) for base in bases]
+        if not self._segments:
+            start = offsets.get(LOG_START_OFFSET, 0)
+            self._segments = [LogSegment.create(self.directory, start, now_ms)]
+        recovery_point = offsets.get(RECOVERY_POINT, 0)
+        unsafe = len(self._segments) if clean else self._segment_index(recovery_point)
+        for index in range(unsafe):
+            if not self._segments[index].load(now_ms):
+                logger.warning(
+                    "%s: damaged segment or index, recovering", self._segments[index].log_path
+                )
+                unsafe = index
+                break
+        self._recover(unsafe)
+        log_end = self.log_end_offset
+        first_base = self._segments[0].base_offset
+        self.log_start_offset = min(max(offsets.get(LOG_START_OFFSET, 0), first_base), log_end)
+        self._recovery_point = log_end if clean else min(recovery_point, log_end)
+        self.high_watermark = offsets.get(HIGH_WATERMARK, 0)
+        self._epoch_cache.truncate_from_end(log_end)
+        self._rebuild_producer_state()
+        if clean:
+            # a later crash must not find the marker and skip recovery
+            marker.unlink()
+            fsync_directory(self.directory)
+
+    def _recover(self, first: int) -> None:
+        """Re-validate segments from index ``first`` on; drop any that no longer follow on."""
+        if first >= len(self._segments):
+            return
+        logger.info(
+            "%s: recovering from segment %d", self.directory.name, self._segments[first].base_offset
+        )
+        expected = self._segments[first - 1].next_offset if first else self._segments[0].base_offset
+        for index in range(first, len(self._segments)):
+            segment = self._segments[index]
+            if segment.base_offset != expected:
+                logger.warning(
+                    "%s: deleting segments from %d: they do not follow offset %d",
+                    self.directory.name,
+                    segment.base_offset,
+                    expected,
+                )
+                self._delete_segments(index)
+                return
+            expected = recover_segment(segment, expected, self.config.index_interval_bytes)
+
+    def _read_offsets(self) -> dict[str, int]:
+        rows = read_checkpoint(self.directory / OFFSETS_CHECKPOINT_FILE, OFFSETS_CHECKPOINT_VERSION)
+        return {name: int(value) for name, value in rows or []}
+
+    def _rebuild_producer_state(self) -> None:
+        start = self._producer_state.load_snapshot(self.log_start_offset, self.log_end_offset)
+        self._producer_state.replay(header for _, _, header in self._batches_from(start))
+
+    # --- offsets -------------------------------------------------------------------------------
+
+    @property
+    def log_end_offset(self) -> int:
+        """The offset the next appended record gets."""
+        return self._segments[-1].next_offset
+
+    @property
+    def high_watermark(self) -> int:
+        return self._high_watermark
+
+    @high_watermark.setter
+    def high_watermark(self, offset: int) -> None:
+        self._high_watermark = min(max(offset, self.log_start_offset), self.log_end_offset)
+
+    @property
+    def size_bytes(self) -> int:
+        return sum(segment.size for segment in self._segments)
+
+    @property
+    def segment_count(self) -> int:
+        return len(self._segments)
+
+    # --- appends -------------------------------------------------------------------------------
+
+    def append_as_leader(
+        self, records: bytes | bytearray | memoryview, leader_epoch: int
+    ) -> AppendInfo:
+        """Validate, assign offsets from the log end, check producer sequences, and write."""
+        buffer = bytearray(records)
+        headers = self._validate(buffer)
+        producers = self._producer_state.begin()
+        next_offset = self.log_end_offset
+        placed: list[BatchHeader] = []
+        for header in headers:
+            if header.has_producer_id:
+                duplicate = producers.check(header)
+                if duplicate is not None:
+                    return AppendInfo(
+                        duplicate.first_offset,
+                        duplicate.last_offset,
+                        -1,
+                        self.log_start_offset,
+                        duplicate=True,
+                    )
+            patch_batch(buffer, header.position, next_offset, leader_epoch)
+            header = replace(header, base_offset=next_offset, partition_leader_epoch=leader_epoch)
+            if header.has_producer_id:
+                producers.record(header)
+            placed.append(header)
+            next_offset = header.next_offset
+        # before the write: recovery drops an epoch entry beyond the log end, never misses one
+        self._epoch_cache.assign(leader_epoch, placed[0].base_offset)
+        self._write(buffer, placed)
+        self._producer_state.commit(producers)
+        return AppendInfo(
+            placed[0].base_offset,
+            placed[-1].last_offset,
+            -1,
+            self.log_start_offset,
+            duplicate=False,
+        )
+
+    def append_as_follower(self, records: bytes | bytearray | memoryview) -> AppendInfo:
+        """Append batches whose offsets the leader assigned; they must continue this log."""
+        headers = self._validate(records)
+        expected = self.log_end_offset
+        for header in headers:
+            if header.base_offset != expected:
+                raise KafkaError(
+                    ErrorCode.offset_out_of_range,
+                    f"batch at offset {header.base_offset} does not follow offset {expected - 1}",
+                )
+            expected = header.next_offset
+        for header in headers:
+            self._epoch_cache.assign(header.partition_leader_epoch, header.base_offset)
+        self._write(records, headers)
+        self._producer_state.replay(headers)
+        return AppendInfo(
+            headers[0].base_offset,
+            headers[-1].last_offset,
+            -1,
+            self.log_start_offset,
+            duplicate=False,
+        )
+
+    def _validate(self, records: bytes | bytearray | memoryview) -> list[BatchHeader]:
+        headers = list(iter_batches(records))
+        if not headers:
+            raise KafkaError(ErrorCode.corrupt_message, "no record batches")
+        if len(records) > self.config.segment_bytes:
+            raise KafkaError(
+                ErrorCode.record_list_too_large,
+                f"{len(records)} bytes of batches exceed segment.bytes {self.config.segment_bytes}",
+            )
+        return headers
+
+    def _write(self, data: bytes | bytearray | memoryview, headers: Sequence[BatchHeader]) -> None:
+        now_ms = self._now_ms()
+        segment = self._segments[-1]
+        if segment.size > 0 and (
+            segment.size + len(data) > self.config.segment_bytes
+            or now_ms - segment.rolling_base_ms > self.config.segment_ms
+            or headers[-1].last_offset - segment.base_offset > MAX_RELATIVE_OFFSET
+        ):
+            segment = self._roll(now_ms)
+        segment.append(data, headers, self.config.index_interval_bytes, now_ms)
+        self._unflushed_messages += sum(header.records_count for header in headers)
+        if (
+            self._unflushed_messages >= self.config.flush_messages
+            or now_ms - self._last_flush_ms >= self.config.flush_ms
+        ):
+            self.flush()
+
+    def _roll(self, now_ms: int) -> LogSegment:
+        """Seal the active segment and start a new one at the log end."""
+        self._segments[-1].write_final_time_index_entry()
+        self.flush()
+        self._producer_state.take_snapshot(self.log_end_offset)
+        segment = LogSegment.create(self.directory, self.log_end_offset, now_ms)
+        self._segments.append(segment)
+        logger.info("%s: rolled new segment at offset %d", self.directory.name, segment.base_offset)
+        return segment
+
+    # --- reads ---------------------------------------------------------------------------------
+
+    def read(
+        self,
+        fetch_offset: int,
+        max_bytes: int,
+        max_offset: int | None = None,
+        min_one_batch: bool = True,
+    ) -> ReadResult:
+        """File regions of whole batches from the one holding ``fetch_offset``.
+
+        Stops before a batch starting at or after ``max_offset`` and within
+        ``max_bytes``, except that with ``min_one_batch`` the first batch is
+        returned whatever its size.
+        """
+        if not self.log_start_offset <= fetch_offset <= self.log_end_offset:
+            raise KafkaError(
+                ErrorCode.offset_out_of_range,
+                f"offset {fetch_offset} outside [{self.log_start_offset}, {self.log_end_offset}]",
+            )
+        upper = self.log_end_offset if max_offset is None else min(max_offset, self.log_end_offset)
+        regions: list[FileRegion] = []
+        total = 0
+        offset = fetch_offset
+        for segment in self._segments[self._segment_index(fetch_offset) :]:
+            found = segment.find(offset) if offset < upper else None
+            if found is None:
+                break
+            start = found[0]
+            if segment.next_offset <= upper and total + segment.size - start <= max_bytes:
+                end, complete = segment.size, True
+            else:
+                end, complete = self._scan_region(
+                    segment, start, upper, max_bytes - total, min_one_batch and not regions
+                )
+            if end > start:
+                regions.append(FileRegion(segment.file, start, end - start))
+                total += end - start
+            if not complete:
+                break
+            offset = segment.next_offset
+        return ReadResult(tuple(regions), total, self.log_start_offset, self.log_end_offset)
+
+    @staticmethod
+    def _scan_region(
+        segment: LogSegment, start: int, upper: int, budget: int, take_first: bool
+    ) -> tuple[int, bool]:
+        """End of the batches from ``start`` that fit; True if the segment's end was reached."""
+        end = start
+        for position, header in segment.headers_from(start):
+            if header.base_offset >= upper:
+                return end, False
+            if position + header.size - start > budget and not (take_first and end == start):
+                return end, False
+            end = position + header.size
+        return end, True
+
+    def _batches_from(self, offset: int) -> Iterator[tuple[LogSegment, int, BatchHeader]]:
+        """(segment, position, header) of every batch holding ``offset`` or later ones."""
+        for segment in self._segments[self._segment_index(offset) :]:
+            for position, header in segment.headers_from(segment.offset_index.lookup(offset)):
+                if header.last_offset >= offset:
+                    yield segment, position, header
+
+    def offset_for_timestamp(self, timestamp: int) -> tuple[int, int] | None:
+        """(base offset, max timestamp) of the first batch whose max timestamp >= ``timestamp``."""
+        for segment in self._segments:
+            if segment.max_timestamp < timestamp:
+                continue
+            start = max(segment.time_index.lookup(timestamp), self.log_start_offset)
+            for _, header in segment.headers_from(segment.offset_index.lookup(start)):
+                if header.last_offset >= start and header.max_timestamp >= timestamp:
+                    return max(header.base_offset, self.log_start_offset), header.max_timestamp
+        return None
+
+    def max_timestamp(self) -> tuple[int, int]:
+        """(timestamp, base offset) of the first batch with the largest max timestamp."""
+        best = (-1, -1)
+        for segment in self._segments:
+            if segment.max_timestamp > best[0]:
+                best = (segment.max_timestamp, segment.offset_of_max_timestamp)
+        return best
+
+    def end_offset_for_epoch(self, epoch: int) -> tuple[int, int]:
+        """OffsetForLeaderEpoch: (largest epoch <= ``epoch``, its end offset), or (-1, -1)."""
+        return self._epoch_cache.end_offset_for(epoch, self.log_end_offset)
+
+    # --- truncation ----------------------------------------------------------------------------
+
+    def truncate_to(self, offset: int) -> None:
+        """Drop every batch holding an offset >= ``offset`` (where a follower diverged)."""
+        if offset >= self.log_end_offset:
+            return
+        if offset < self.log_start_offset:
+            self.truncate_fully_and_start_at(offset)
+            return
+        index = self._segment_index(offset)
+        self._delete_segments(index + 1)
+        segment = self._segments[index]
+        segment.truncate_to(offset)
+        # a truncation undone by a power loss would resurrect diverged batches
+        segment.flush()
+        end = self.log_end_offset
+        self._recovery_point = min(self._recovery_point, end)
+        self._high_watermark = min(self._high_watermark, end)
+        self._epoch_cache.truncate_from_end(end)
+        self._rebuild_producer_state()
+
+    def truncate_fully_and_start_at(self, offset: int) -> None:
+        """Delete every segment and restart the empty log at ``offset``."""
+        self._delete_segments(0)
+        self._segments = [LogSegment.create(self.directory, offset, self._now_ms())]
+        self.log_start_offset = self._high_watermark = self._recovery_point = offset
+        self._epoch_cache.clear()
+        self._producer_state.reset()
+        self.checkpoint()
+
+    def _delete_segments(self, first: int) -> None:
+        for segment in self._segments[first:]:
+            segment.delete()
+        del self._segments[first:]
+        fsync_directory(self.directory)
+
+    # --- durability and lifecycle --------------------------------------------------------------
+
+    def flush(self) -> None:
+        """fsync every segment that may hold unflushed data, and advance the recovery point."""
+        for segment in self._segments[self._segment_index(self._recovery_point) :]:
+            segment.flush()
+        self._recovery_point = self.log_end_offset
+        self._unflushed_messages = 0
+        self._last_flush_ms = self._now_ms()
+
+    def checkpoint(self) -> None:
+        """Persist the high watermark, log start offset and recovery point.
+
+        The leader-epoch cache needs no call: it is written on every change.
+        """
+        write_checkpoint(
+            self.directory / OFFSETS_CHECKPOINT_FILE,
+            OFFSETS_CHECKPOINT_VERSION,
+            [
+                (HIGH_WATERMARK, self._high_watermark),
+                (LOG_START_OFFSET, self.log_start_offset),
+                (RECOVERY_POINT, self._recovery_point),
+            ],
+        )
+
+    def close(self) -> None:
+        """Flush and checkpoint everything, then mark the shutdown clean."""
+        if self._closed:
+            return
+        self._segments[-1].write_final_time_index_entry()
+        self.flush()
+        self.checkpoint()
+        self._producer_state.take_snapshot(self.log_end_offset)
+        write_atomically(self.directory / CLEAN_SHUTDOWN_FILE, b"")
+        self._close_files()
+
+    def delete(self) -> None:
+        """Close the files and remove the log's directory."""
+        if not self._closed:
+            self._close_files()
+        shutil.rmtree(self.directory)
+
+    def _close_files(self) -> None:
+        for segment in self._segments:
+            segment.close()
+        self._closed = True
+
+    def _segment_index(self, offset: int) -> int:
+        """Index of the segment that holds ``offset`` (the first one if it is below them all)."""
+        return max(bisect_right(self._segments, offset, key=lambda s: s.base_offset) - 1, 0)
+
+    def _now_ms(self) -> int:
+        return int(self._clock() * 1000)

@@ -1,0 +1,228 @@
+"""Kafka's ProducerStateManager: the last batches of each idempotent producer.
+
+Each partition remembers, per producer id, the producer epoch and the
+sequence ranges and offsets of its last five batches: enough to answer a
+retried batch with its original offsets and to reject gaps. The state is
+snapshotted to ``<offset>.snapshot`` files (covering batches below that
+offset) and rebuilt on open from the newest snapshot plus the headers after it.
+"""
+
+from __future__ import annotations
+
+import logging
+import struct
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from crc32c import crc32c
+
+from ..protocol.errors import ErrorCode, KafkaError
+from ..protocol.records import BatchHeader
+from .file_io import write_atomically
+
+logger = logging.getLogger(__name__)
+
+BATCHES_PER_PRODUCER = 5
+SNAPSHOT_SUFFIX = ".snapshot"
+SNAPSHOT_VERSION = 1
+SEQUENCE_MODULUS = 1 << 31
+
+_SNAPSHOT_HEADER = struct.Struct(">hIi")  # version, crc32c of the rest, producer count
+_PRODUCER = struct.Struct(">qhb")  # producer id, epoch, batch count
+_BATCH = struct.Struct(">iiqqq")  # first/last sequence, first/last offset, max timestamp
+
+
+@dataclass(frozen=True, slots=True)
+class BatchMetadata:
+    first_seq: int
+    last_seq: int
+    first_offset: int
+    last_offset: int
+    max_timestamp: int
+
+
+@dataclass(frozen=True, slots=True)
+class ProducerEntry:
+    """A producer's epoch and its last batches, oldest first."""
+
+    epoch: int
+    batches: tuple[BatchMetadata, ...]
+
+    @property
+    def last_seq(self) -> int:
+        return self.batches[-1].last_seq
+
+    def find_duplicate(self, header: BatchHeader) -> BatchMetadata | None:
+        if header.producer_epoch != self.epoch:
+            return None
+        for batch in self.batches:
+            if batch.first_seq == header.base_sequence and batch.last_seq == header.last_sequence:
+                return batch
+        return None
+
+    def with_batch(self, header: BatchHeader) -> ProducerEntry:
+        """This entry once ``header`` (offsets assigned) is appended; a new epoch starts afresh."""
+        batch = BatchMetadata(
+            header.base_sequence,
+            header.last_sequence,
+            header.base_offset,
+            header.last_offset,
+            header.max_timestamp,
+        )
+        if header.producer_epoch != self.epoch:
+            return ProducerEntry(header.producer_epoch, (batch,))
+        return ProducerEntry(self.epoch, (*self.batches, batch)[-BATCHES_PER_PRODUCER:])
+
+
+def _appended(entry: ProducerEntry | None, header: BatchHeader) -> ProducerEntry:
+    """The entry of ``header``'s producer once ``header`` is in the log."""
+    if entry is None:
+        entry = ProducerEntry(header.producer_epoch, ())
+    return entry.with_batch(header)
+
+
+class ProducerAppend:
+    """Checks one append's batches in order against the state, staging changes until commit."""
+
+    def __init__(self, producers: Mapping[int, ProducerEntry]) -> None:
+        self._producers = producers
+        self.updates: dict[int, ProducerEntry] = {}
+
+    def _entry(self, producer_id: int) -> ProducerEntry | None:
+        return self.updates.get(producer_id) or self._producers.get(producer_id)
+
+    def check(self, header: BatchHeader) -> BatchMetadata | None:
+        """The original batch if ``header`` is a retry of it; raise if it cannot be appended."""
+        entry = self._entry(header.producer_id)
+        if entry is None:
+            if header.base_sequence != 0:
+                raise KafkaError(
+                    ErrorCode.out_of_order_sequence_number,
+                    f"unknown producer {header.producer_id} must start at sequence 0, "
+                    f"got {header.base_sequence}",
+                )
+            return None
+        if header.producer_epoch < entry.epoch:
+            raise KafkaError(
+                ErrorCode.invalid_producer_epoch,
+                f"producer {header.producer_id} epoch {header.producer_epoch} is older than "
+                f"{entry.epoch}",
+            )
+        if header.producer_epoch > entry.epoch:
+            if header.base_sequence != 0:
+                raise KafkaError(
+                    ErrorCode.out_of_order_sequence_number,
+                    f"producer {header.producer_id} new epoch {header.producer_epoch} must start "
+                    f"at sequence 0, got {header.base_sequence}",
+                )
+            return None
+        duplicate = entry.find_duplicate(header)
+        if duplicate is not None:
+            return duplicate
+        if header.base_sequence != (entry.last_seq + 1) % SEQUENCE_MODULUS:
+            raise KafkaError(
+                ErrorCode.out_of_order_sequence_number,
+                f"producer {header.producer_id} sequence {header.base_sequence} does not follow "
+                f"{entry.last_seq}",
+            )
+        return None
+
+    def record(self, header: BatchHeader) -> None:
+        """Stage ``header`` (offsets assigned) as appended."""
+        self.updates[header.producer_id] = _appended(self._entry(header.producer_id), header)
+
+
+class ProducerStateManager:
+    """Producer entries of one partition, and their snapshot files in its directory."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        self._producers: dict[int, ProducerEntry] = {}
+
+    def entry(self, producer_id: int) -> ProducerEntry | None:
+        return self._producers.get(producer_id)
+
+    def begin(self) -> ProducerAppend:
+        return ProducerAppend(self._producers)
+
+    def commit(self, append: ProducerAppend) -> None:
+        self._producers.update(append.updates)
+
+    def replay(self, headers: Iterable[BatchHeader]) -> None:
+        """Apply batches already in the log, without checks (recovery, replication)."""
+        for header in headers:
+            if header.has_producer_id:
+                producer_id = header.producer_id
+                self._producers[producer_id] = _appended(self._producers.get(producer_id), header)
+
+    def reset(self) -> None:
+        """Forget every producer and delete every snapshot (the log restarts empty)."""
+        self._producers.clear()
+        self.delete_snapshots_after(-1)
+
+    def snapshot_offsets(self) -> list[int]:
+        return sorted(
+            int(path.name.removesuffix(SNAPSHOT_SUFFIX))
+            for path in self.directory.glob("*" + SNAPSHOT_SUFFIX)
+        )
+
+    def _snapshot_path(self, offset: int) -> Path:
+        return self.directory / f"{offset:020d}{SNAPSHOT_SUFFIX}"
+
+    def take_snapshot(self, offset: int) -> None:
+        """Persist the state as of ``offset`` (every batch below it applied)."""
+        body = bytearray()
+        for producer_id, entry in self._producers.items():
+            body += _PRODUCER.pack(producer_id, entry.epoch, len(entry.batches))
+            for b in entry.batches:
+                body += _BATCH.pack(
+                    b.first_seq, b.last_seq, b.first_offset, b.last_offset, b.max_timestamp
+                )
+        header = _SNAPSHOT_HEADER.pack(SNAPSHOT_VERSION, crc32c(body), len(self._producers))
+        write_atomically(self._snapshot_path(offset), header + body)
+
+    def delete_snapshots_after(self, offset: int) -> None:
+        for snapshot_offset in self.snapshot_offsets():
+            if snapshot_offset > offset:
+                self._snapshot_path(snapshot_offset).unlink(missing_ok=True)
+
+    def load_snapshot(self, log_start_offset: int, log_end_offset: int) -> int:
+        """Load the newest readable snapshot within the log; return the offset to replay from.
+
+        Snapshots beyond the log end (the log was truncated since) are deleted.
+        Without a usable snapshot the state is empty and replay starts at the log start.
+        """
+        self.delete_snapshots_after(log_end_offset)
+        self._producers = {}
+        for offset in reversed(self.snapshot_offsets()):
+            if offset < log_start_offset:
+                break
+            try:
+                self._producers = _decode_snapshot(self._snapshot_path(offset).read_bytes())
+            except (ValueError, struct.error) as exc:
+                logger.warning(
+                    "ignoring producer snapshot %s: %s", self._snapshot_path(offset), exc
+                )
+                continue
+            return offset
+        return log_start_offset
+
+
+def _decode_snapshot(data: bytes) -> dict[int, ProducerEntry]:
+    version, crc, count = _SNAPSHOT_HEADER.unpack_from(data)
+    if version != SNAPSHOT_VERSION:
+        raise ValueError(f"version {version}, expected {SNAPSHOT_VERSION}")
+    if crc32c(data[_SNAPSHOT_HEADER.size :]) != crc:
+        raise ValueError("CRC-32C mismatch")
+    producers: dict[int, ProducerEntry] = {}
+    position = _SNAPSHOT_HEADER.size
+    for _ in range(count):
+        producer_id, epoch, batch_count = _PRODUCER.unpack_from(data, position)
+        position += _PRODUCER.size
+        batches = []
+        for _ in range(batch_count):
+            batches.append(BatchMetadata(*_BATCH.unpack_from(data, position)))
+            position += _BATCH.size
+        producers[producer_id] = ProducerEntry(epoch, tuple(batches))
+    return producers

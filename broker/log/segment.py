@@ -1,0 +1,201 @@
+"""One log segment: a ``.log`` file of whole batches with its offset and time indexes."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Sequence
+from io import FileIO
+from pathlib import Path
+
+from ..protocol.errors import ErrorCode, KafkaError
+from ..protocol.records import (
+    HEADER_SIZE,
+    LOG_OVERHEAD,
+    MAGIC,
+    BatchHeader,
+    read_header,
+)
+from .file_io import fsync_directory, write_fully
+from .offset_index import OffsetIndex
+from .time_index import TimeIndex
+
+LOG_SUFFIX = ".log"
+INDEX_SUFFIX = ".index"
+TIME_INDEX_SUFFIX = ".timeindex"
+SEGMENT_SUFFIXES = (LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX)
+MAX_RELATIVE_OFFSET = 2**31 - 1  # index entries store offsets relative to the base as i32
+
+
+def file_name(base_offset: int, suffix: str) -> str:
+    """Kafka's naming: the base offset zero-padded to 20 digits."""
+    return f"{base_offset:020d}{suffix}"
+
+
+class LogSegment:
+    """Batches from ``base_offset`` on, appended with ``os.write`` and read with ``os.pread``.
+
+    ``file`` is an unbuffered read-only handle kept open for the segment's
+    lifetime, so fetch responses can ``sendfile`` from it.
+    """
+
+    def __init__(self, directory: Path, base_offset: int, now_ms: int) -> None:
+        self.base_offset = base_offset
+        self.log_path = directory / file_name(base_offset, LOG_SUFFIX)
+        self._fd = os.open(self.log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        self.file = FileIO(self.log_path, "rb")
+        self.offset_index = OffsetIndex(
+            directory / file_name(base_offset, INDEX_SUFFIX), base_offset
+        )
+        self.time_index = TimeIndex(
+            directory / file_name(base_offset, TIME_INDEX_SUFFIX), base_offset
+        )
+        self.size = os.fstat(self._fd).st_size
+        self.next_offset = base_offset
+        self.max_timestamp = -1
+        self.offset_of_max_timestamp = -1
+        # segment.ms counts from the first append; a reloaded segment uses its first batch's time
+        self.rolling_base_ms = now_ms
+        self._bytes_since_index_entry = 0
+
+    @classmethod
+    def create(cls, directory: Path, base_offset: int, now_ms: int) -> LogSegment:
+        """A new empty segment whose files survive a power loss."""
+        segment = cls(directory, base_offset, now_ms)
+        fsync_directory(directory)
+        return segment
+
+    def load(self, now_ms: int) -> bool:
+        """Derive in-memory state from trusted files; False if they look damaged."""
+        if not self.offset_index.is_consistent(self.size):
+            return False
+        self._reset_state()
+        last_time_entry = self.time_index.last_entry
+        if last_time_entry is not None:
+            self.max_timestamp, self.offset_of_max_timestamp = last_time_entry
+        start = self.offset_index.last_position
+        try:
+            for position, header in self.headers_from(start):
+                self._track(header)
+                self._bytes_since_index_entry = position + header.size - start
+        except KafkaError:
+            return False
+        if self.size > 0:
+            first = self.read_header(0)
+            if first is None or first.base_offset != self.base_offset:
+                return False
+            self.rolling_base_ms = (
+                min(now_ms, first.max_timestamp) if first.max_timestamp >= 0 else now_ms
+            )
+        return self.time_index.is_consistent(self.next_offset)
+
+    def append(
+        self,
+        data: bytes | bytearray | memoryview,
+        headers: Sequence[BatchHeader],
+        index_interval_bytes: int,
+        now_ms: int,
+    ) -> None:
+        """Write ``data`` (whole batches, offsets assigned; header positions relative to it)."""
+        if self.size == 0:
+            self.rolling_base_ms = now_ms
+        start = self.size
+        write_fully(self._fd, data)
+        self.size += len(data)
+        for header in headers:
+            self.index_batch(header, start + header.position, index_interval_bytes)
+
+    def index_batch(self, header: BatchHeader, position: int, index_interval_bytes: int) -> None:
+        """Account for a batch written at ``position``: index entries, end offset, max time."""
+        self._track(header)
+        if self._bytes_since_index_entry > index_interval_bytes:
+            self.offset_index.append(header.base_offset, position)
+            self.time_index.maybe_append(self.max_timestamp, self.offset_of_max_timestamp)
+            self._bytes_since_index_entry = 0
+        self._bytes_since_index_entry += header.size
+
+    def _track(self, header: BatchHeader) -> None:
+        if header.max_timestamp > self.max_timestamp:
+            self.max_timestamp = header.max_timestamp
+            self.offset_of_max_timestamp = header.base_offset
+        self.next_offset = header.next_offset
+
+    def _reset_state(self) -> None:
+        self.next_offset = self.base_offset
+        self.max_timestamp = -1
+        self.offset_of_max_timestamp = -1
+        self._bytes_since_index_entry = 0
+
+    def read_header(self, position: int) -> BatchHeader | None:
+        """The header of the batch at ``position``, or None if no whole v2 batch starts there."""
+        data = os.pread(self.file.fileno(), HEADER_SIZE, position)
+        if len(data) < HEADER_SIZE:
+            return None
+        header = read_header(data)
+        if (
+            header.magic != MAGIC
+            or header.batch_length < HEADER_SIZE - LOG_OVERHEAD
+            or position + header.size > self.size
+        ):
+            return None
+        return header
+
+    def headers_from(self, position: int) -> Iterator[tuple[int, BatchHeader]]:
+        """(position, header) of every batch from ``position`` to the end of the segment."""
+        while position < self.size:
+            header = self.read_header(position)
+            if header is None:
+                raise KafkaError(
+                    ErrorCode.corrupt_message, f"{self.log_path}: no valid batch at {position}"
+                )
+            yield position, header
+            position += header.size
+
+    def find(self, offset: int) -> tuple[int, BatchHeader] | None:
+        """Position and header of the first batch whose last offset is >= ``offset``."""
+        for position, header in self.headers_from(self.offset_index.lookup(offset)):
+            if header.last_offset >= offset:
+                return position, header
+        return None
+
+    def reset_indexes(self) -> None:
+        """Forget indexes and derived state, before re-indexing every batch."""
+        self.offset_index.reset()
+        self.time_index.reset()
+        self._reset_state()
+
+    def truncate_to_position(self, position: int) -> None:
+        os.ftruncate(self._fd, position)
+        self.size = position
+
+    def truncate_to(self, offset: int) -> None:
+        """Drop the batch holding ``offset`` and every later one."""
+        found = self.find(offset)
+        if found is None:
+            return
+        position, header = found
+        self.truncate_to_position(position)
+        self.offset_index.truncate_to(header.base_offset)
+        self.time_index.truncate_to(header.base_offset)
+        self.load(self.rolling_base_ms)
+
+    def write_final_time_index_entry(self) -> None:
+        """Record the segment's max timestamp, so a reload knows it without a scan."""
+        if self.offset_of_max_timestamp >= 0:
+            self.time_index.maybe_append(self.max_timestamp, self.offset_of_max_timestamp)
+
+    def flush(self) -> None:
+        os.fsync(self._fd)
+        self.offset_index.flush()
+        self.time_index.flush()
+
+    def close(self) -> None:
+        os.close(self._fd)
+        self.file.close()
+        self.offset_index.close()
+        self.time_index.close()
+
+    def delete(self) -> None:
+        """Close and remove the segment's files."""
+        self.close()
+        for path in (self.log_path, self.offset_index.path, self.time_index.path):
+            path.unlink(missing_ok=True)

@@ -1,0 +1,32 @@
+"""Real v2 record batches, encoded by kafka-python's producer-side builder."""
+
+from __future__ import annotations
+
+from kafka.record.default_records import DefaultRecordBatchBuilder
+
+NO_PRODUCER = -1
+
+
+def build_batch(
+    count: int = 1,
+    *,
+    timestamp: int = 1_000,
+    value: bytes = b"value",
+    producer_id: int = NO_PRODUCER,
+    producer_epoch: int = NO_PRODUCER,
+    base_sequence: int = NO_PRODUCER,
+    compression: int = DefaultRecordBatchBuilder.CODEC_NONE,
+) -> bytes:
+    """A batch of ``count`` records; record i has timestamp ``timestamp + i``."""
+    builder = DefaultRecordBatchBuilder(
+        magic=2,
+        compression_type=compression,
+        is_transactional=False,
+        producer_id=producer_id,
+        producer_epoch=producer_epoch,
+        base_sequence=base_sequence,
+        batch_size=1 << 30,
+    )
+    for i in range(count):
+        builder.append(i, timestamp=timestamp + i, key=b"key-%d" % i, value=value, headers=[])
+    return bytes(builder.build())
