@@ -1,10 +1,69 @@
-"""`odradek broker` (placeholder until implemented)."""
+"""``odradek broker``: run a broker until SIGTERM or SIGINT."""
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import logging
+import signal
+import sys
+from pathlib import Path
+
+from odradek.broker.config.broker_config import BrokerConfig, parse_assignments
+from odradek.broker.config.definitions import DEFAULT_DATA_DIR, ConfigError
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = subparsers.add_parser("broker", help="not implemented yet")
-    parser.set_defaults(run=lambda args: 2)
+    parser = subparsers.add_parser(
+        "broker",
+        help="run a broker",
+        description=(
+            "Run an Odradek broker. Configuration uses Kafka's names and comes from a "
+            "properties file, ODRADEK_<NAME> environment variables (dots as underscores, "
+            "e.g. ODRADEK_LOG_DIRS) and --set flags, in increasing precedence. With no "
+            f"etcd configured the broker runs alone, keeping its data in {DEFAULT_DATA_DIR} "
+            "unless log.dirs says otherwise."
+        ),
+    )
+    parser.add_argument("--config", type=Path, help="a properties file (key=value lines)")
+    parser.add_argument(
+        "--set",
+        dest="overrides",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="set a configuration key, e.g. --set listeners=PLAINTEXT://127.0.0.1:9092",
+    )
+    parser.add_argument("--data-dir", help="shorthand for --set log.dirs=DIR")
+    parser.add_argument("--log-level", default="INFO", help="DEBUG, INFO, WARNING or ERROR")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        overrides = parse_assignments(args.overrides)
+        if args.data_dir:
+            overrides.setdefault("log.dirs", args.data_dir)
+        config = BrokerConfig.load(args.config, overrides=overrides)
+    except ConfigError as error:
+        print(f"odradek broker: invalid configuration: {error}", file=sys.stderr)
+        return 2
+    logging.basicConfig(
+        level=args.log_level.upper(),
+        format=f"%(asctime)s %(levelname)s broker={config.node_id} %(name)s: %(message)s",
+    )
+    from odradek.broker.server.broker_server import DataDirInUse, run_broker
+
+    async def main() -> None:
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(signum, stop.set)
+        await run_broker(config, stop)
+
+    try:
+        asyncio.run(main())
+    except (DataDirInUse, OSError) as error:
+        print(f"odradek broker: cannot start: {error}", file=sys.stderr)
+        return 1
+    return 0

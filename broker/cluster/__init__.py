@@ -1,0 +1,1 @@
+"""Cluster state: the metadata image, its store, replica placement and partitions."""

@@ -1,0 +1,90 @@
+"""The cluster metadata every broker holds: brokers, topics and partition states."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+
+@dataclass(frozen=True)
+class BrokerRegistration:
+    node_id: int
+    host: str
+    port: int
+    rack: str | None = None
+
+
+@dataclass(frozen=True)
+class PartitionState:
+    """Leadership of one partition, as the controller last wrote it."""
+
+    partition: int
+    replicas: tuple[int, ...]
+    leader: int
+    leader_epoch: int = 0
+    isr: tuple[int, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "partition": self.partition,
+            "replicas": list(self.replicas),
+            "leader": self.leader,
+            "leader_epoch": self.leader_epoch,
+            "isr": list(self.isr),
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> PartitionState:
+        return cls(
+            partition=data["partition"],
+            replicas=tuple(data["replicas"]),
+            leader=data["leader"],
+            leader_epoch=data["leader_epoch"],
+            isr=tuple(data["isr"]),
+        )
+
+
+@dataclass(frozen=True)
+class TopicMetadata:
+    name: str
+    topic_id: uuid.UUID
+    partitions: tuple[PartitionState, ...]
+    configs: Mapping[str, str] = field(default_factory=dict)
+    internal: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "topic_id": str(self.topic_id),
+            "partitions": [state.to_json() for state in self.partitions],
+            "configs": dict(self.configs),
+            "internal": self.internal,
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> TopicMetadata:
+        return cls(
+            name=data["name"],
+            topic_id=uuid.UUID(data["topic_id"]),
+            partitions=tuple(PartitionState.from_json(item) for item in data["partitions"]),
+            configs=dict(data["configs"]),
+            internal=data.get("internal", False),
+        )
+
+
+@dataclass(frozen=True)
+class MetadataImage:
+    """An immutable snapshot; changes produce a new image."""
+
+    cluster_id: str
+    controller_id: int
+    brokers: Mapping[int, BrokerRegistration] = field(default_factory=dict)
+    topics: Mapping[str, TopicMetadata] = field(default_factory=dict)
+
+    def with_topic(self, topic: TopicMetadata) -> MetadataImage:
+        return replace(self, topics={**self.topics, topic.name: topic})
+
+    def without_topic(self, name: str) -> MetadataImage:
+        return replace(self, topics={k: v for k, v in self.topics.items() if k != name})

@@ -1,0 +1,111 @@
+"""Where cluster metadata lives: the interface and the embedded single-node store.
+
+A single broker with no etcd keeps its metadata in one JSON file in its data
+directory, rewritten atomically on every change; the etcd-backed store of a
+multi-broker cluster implements the same interface.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import uuid
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+from typing import Protocol
+
+from odradek.broker.cluster.metadata_image import BrokerRegistration, MetadataImage, TopicMetadata
+from odradek.broker.protocol.errors import ErrorCode, KafkaError
+
+PRODUCER_ID_BLOCK_SIZE = 1000
+Listener = Callable[[MetadataImage, MetadataImage], None]
+
+
+class MetadataStore(Protocol):
+    @property
+    def image(self) -> MetadataImage: ...
+
+    async def create_topic(self, topic: TopicMetadata) -> None: ...
+
+    async def delete_topic(self, name: str) -> None: ...
+
+    async def set_topic_configs(self, name: str, configs: dict[str, str]) -> None: ...
+
+    async def reserve_producer_ids(self, count: int) -> int:
+        """Reserve ``count`` producer ids; returns the first."""
+        ...
+
+    def subscribe(self, listener: Listener) -> None:
+        """Call ``listener(old, new)`` after every change of the image."""
+        ...
+
+
+class EmbeddedMetadataStore:
+    """The store of a single broker on the embedded default, persisted in its data dir."""
+
+    FILE_NAME = "cluster-metadata.json"
+
+    def __init__(self, data_dir: Path, broker: BrokerRegistration) -> None:
+        self._path = data_dir / self.FILE_NAME
+        self._listeners: list[Listener] = []
+        data = json.loads(self._path.read_text()) if self._path.exists() else {}
+        self._next_producer_id: int = data.get("next_producer_id", 0)
+        self._image = MetadataImage(
+            cluster_id=data.get("cluster_id") or uuid.uuid4().hex[:22],
+            controller_id=broker.node_id,
+            brokers={broker.node_id: broker},
+            topics={
+                item["name"]: TopicMetadata.from_json(item) for item in data.get("topics", [])
+            },
+        )
+        self._persist()
+
+    @property
+    def image(self) -> MetadataImage:
+        return self._image
+
+    def subscribe(self, listener: Listener) -> None:
+        self._listeners.append(listener)
+
+    async def create_topic(self, topic: TopicMetadata) -> None:
+        if topic.name in self._image.topics:
+            raise KafkaError(ErrorCode.topic_already_exists, f"topic {topic.name!r} already exists")
+        self._apply(self._image.with_topic(topic))
+
+    async def delete_topic(self, name: str) -> None:
+        if name not in self._image.topics:
+            raise KafkaError(ErrorCode.unknown_topic_or_partition, f"no topic {name!r}")
+        self._apply(self._image.without_topic(name))
+
+    async def set_topic_configs(self, name: str, configs: dict[str, str]) -> None:
+        topic = self._image.topics.get(name)
+        if topic is None:
+            raise KafkaError(ErrorCode.unknown_topic_or_partition, f"no topic {name!r}")
+        self._apply(self._image.with_topic(replace(topic, configs=configs)))
+
+    async def reserve_producer_ids(self, count: int) -> int:
+        first = self._next_producer_id
+        self._next_producer_id += count
+        self._persist()
+        return first
+
+    def _apply(self, image: MetadataImage) -> None:
+        old, self._image = self._image, image
+        self._persist()
+        for listener in self._listeners:
+            listener(old, image)
+
+    def _persist(self) -> None:
+        data = {
+            "cluster_id": self._image.cluster_id,
+            "next_producer_id": self._next_producer_id,
+            "topics": [topic.to_json() for topic in self._image.topics.values()],
+        }
+        self._path.parent.mkdir(parents=True, exist_ok=True)
+        temporary = self._path.with_suffix(".tmp")
+        with temporary.open("w") as file:
+            json.dump(data, file, indent=1)
+            file.flush()
+            os.fsync(file.fileno())
+        os.replace(temporary, self._path)

@@ -1,0 +1,1 @@
+"""Broker and topic configuration, by Kafka's names."""

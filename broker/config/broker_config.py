@@ -1,0 +1,148 @@
+"""The broker's static configuration: a properties file, ``ODRADEK_*`` environment
+variables and ``--set`` flags, in that order of increasing precedence."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from odradek.broker.config.definitions import BROKER_CONFIGS, ConfigError
+from odradek.broker.config.parsing import parse_values
+
+ENV_PREFIX = "ODRADEK_"
+_ALIASES = {"broker.id": "node.id", "log.dir": "log.dirs"}
+
+
+@dataclass(frozen=True)
+class Address:
+    host: str
+    port: int
+
+    def __str__(self) -> str:
+        return f"{self.host}:{self.port}"
+
+
+def parse_address(name: str, text: str) -> Address:
+    """Parse ``host:port`` or ``PLAINTEXT://host:port``."""
+    candidate = text.strip().split(",")[0]
+    if "://" in candidate:
+        parts = urlsplit(candidate)
+        if parts.scheme.upper() != "PLAINTEXT":
+            raise ConfigError(f"{name}: only PLAINTEXT listeners are supported, got {text!r}")
+        host, port = parts.hostname, parts.port
+    else:
+        host, _, port_text = candidate.rpartition(":")
+        port = int(port_text) if port_text.isdigit() else None
+    if not host or port is None or not 0 <= port <= 65535:
+        raise ConfigError(f"{name}: {text!r} is not PLAINTEXT://host:port")
+    return Address(host, port)
+
+
+def read_properties(path: Path) -> dict[str, str]:
+    """Read a Java-style properties file (key=value, # comments)."""
+    try:
+        lines = path.read_text().splitlines()
+    except OSError as error:
+        raise ConfigError(f"config file {path}: {error.strerror}") from None
+    values: dict[str, str] = {}
+    for number, raw in enumerate(lines, start=1):
+        line = raw.strip()
+        if not line or line.startswith(("#", "!")):
+            continue
+        key, sep, value = line.partition("=")
+        if not sep:
+            raise ConfigError(f"config file {path}, line {number}: expected key=value")
+        values[key.strip()] = value.strip()
+    return values
+
+
+def environment_values(environ: Mapping[str, str]) -> dict[str, str]:
+    """The broker keys set through ``ODRADEK_<KEY>`` (dots as underscores)."""
+    by_env_name = {ENV_PREFIX + key.upper().replace(".", "_"): key for key in BROKER_CONFIGS}
+    by_env_name.update(
+        {ENV_PREFIX + alias.upper().replace(".", "_"): alias for alias in _ALIASES}
+    )
+    return {by_env_name[name]: value for name, value in environ.items() if name in by_env_name}
+
+
+def parse_assignments(assignments: Iterable[str]) -> dict[str, str]:
+    """Parse ``key=value`` flag values."""
+    values: dict[str, str] = {}
+    for item in assignments:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise ConfigError(f"--set {item!r}: expected key=value")
+        values[key.strip()] = value
+    return values
+
+
+@dataclass(frozen=True)
+class BrokerConfig:
+    """Explicitly set broker values (typed) over the defaults of ``BROKER_CONFIGS``."""
+
+    values: dict[str, object] = field(default_factory=dict)
+
+    @classmethod
+    def load(
+        cls,
+        config_file: Path | None = None,
+        environ: Mapping[str, str] | None = None,
+        overrides: Mapping[str, str] | None = None,
+    ) -> BrokerConfig:
+        text: dict[str, str] = {}
+        if config_file is not None:
+            text.update(read_properties(config_file))
+        text.update(environment_values(os.environ if environ is None else environ))
+        text.update(overrides or {})
+        text = {_ALIASES.get(key, key): value for key, value in text.items()}
+        config = cls(parse_values(BROKER_CONFIGS, text))
+        config.listener  # noqa: B018 - validates the addresses now, not at first use
+        config.advertised_listener  # noqa: B018
+        config.http_listener  # noqa: B018
+        return config
+
+    def get(self, name: str) -> object:
+        if name in self.values:
+            return self.values[name]
+        return BROKER_CONFIGS[name].default
+
+    def get_int(self, name: str) -> int:
+        value = self.get(name)
+        assert isinstance(value, int)
+        return value
+
+    def get_bool(self, name: str) -> bool:
+        return bool(self.get(name))
+
+    def get_str(self, name: str) -> str | None:
+        value = self.get(name)
+        return None if value is None else str(value)
+
+    def is_set(self, name: str) -> bool:
+        return name in self.values
+
+    @property
+    def node_id(self) -> int:
+        return self.get_int("node.id")
+
+    @property
+    def data_dir(self) -> Path:
+        return Path(str(self.get("log.dirs")).split(",")[0]).expanduser()
+
+    @property
+    def listener(self) -> Address:
+        return parse_address("listeners", str(self.get("listeners")))
+
+    @property
+    def advertised_listener(self) -> Address:
+        advertised = self.get_str("advertised.listeners")
+        if advertised is None:
+            return self.listener
+        return parse_address("advertised.listeners", advertised)
+
+    @property
+    def http_listener(self) -> Address:
+        return parse_address("http.listener", str(self.get("http.listener")))

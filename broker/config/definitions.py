@@ -1,0 +1,228 @@
+"""Every configuration key Odradek understands, with Kafka's names, types and defaults.
+
+One table for broker keys and one for topic keys; a topic key may name the
+broker key that supplies its default (Kafka's "synonym"), e.g. ``retention.ms``
+falls back to ``log.retention.ms``.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+LONG_MAX = 2**63 - 1
+INT_MAX = 2**31 - 1
+
+
+class ConfigType(enum.IntEnum):
+    """Kafka's DescribeConfigs type ids."""
+
+    BOOLEAN = 1
+    STRING = 2
+    INT = 3
+    SHORT = 4
+    LONG = 5
+    DOUBLE = 6
+    LIST = 7
+
+
+class ConfigError(ValueError):
+    """A configuration value that cannot be accepted; the message names the key."""
+
+
+Validator = Callable[[str, object], None]
+
+
+def at_least(minimum: float) -> Validator:
+    def check(name: str, value: object) -> None:
+        if isinstance(value, int | float) and value < minimum:
+            raise ConfigError(f"{name}: {value} is below the minimum {minimum}")
+
+    return check
+
+
+def between(minimum: float, maximum: float) -> Validator:
+    def check(name: str, value: object) -> None:
+        if isinstance(value, int | float) and not minimum <= value <= maximum:
+            raise ConfigError(f"{name}: {value} is not between {minimum} and {maximum}")
+
+    return check
+
+
+def one_of(*allowed: str) -> Validator:
+    def check(name: str, value: object) -> None:
+        items = value if isinstance(value, list) else [value]
+        for item in items:
+            if item not in allowed:
+                raise ConfigError(f"{name}: {item!r} is not one of {', '.join(allowed)}")
+
+    return check
+
+
+@dataclass(frozen=True)
+class ConfigDef:
+    """One configuration key: its type, default (None: no value) and validation."""
+
+    name: str
+    type: ConfigType
+    default: object
+    doc: str
+    validator: Validator | None = None
+    broker_synonym: str | None = None
+    sensitive: bool = False
+
+
+def _defs(*items: ConfigDef) -> dict[str, ConfigDef]:
+    return {item.name: item for item in items}
+
+
+_COMPRESSION = ("uncompressed", "gzip", "snappy", "lz4", "zstd", "producer")
+_TIMESTAMP_TYPES = ("CreateTime", "LogAppendTime")
+DEFAULT_DATA_DIR = str(Path("~/.local/share/odradek/data").expanduser())
+
+BROKER_CONFIGS = _defs(
+    ConfigDef("node.id", ConfigType.INT, 0, "This broker's id.", at_least(0)),
+    ConfigDef(
+        "listeners", ConfigType.STRING, "PLAINTEXT://127.0.0.1:9092",
+        "Where the Kafka protocol listens, as PLAINTEXT://host:port.",
+    ),
+    ConfigDef(
+        "advertised.listeners", ConfigType.STRING, None,
+        "The address clients are told to use; defaults to listeners.",
+    ),
+    ConfigDef("log.dirs", ConfigType.STRING, DEFAULT_DATA_DIR, "The directory holding the logs."),
+    ConfigDef(
+        "http.listener", ConfigType.STRING, "127.0.0.1:9080",
+        "host:port of the HTTP side: /metrics, /healthz, /readyz.",
+    ),
+    ConfigDef("broker.rack", ConfigType.STRING, None, "The rack (zone) of this broker."),
+    ConfigDef("num.partitions", ConfigType.INT, 1, "Partitions of auto-created topics.", at_least(1)),
+    ConfigDef(
+        "default.replication.factor", ConfigType.SHORT, 1,
+        "Replication factor of topics created without one.", at_least(1),
+    ),
+    ConfigDef(
+        "auto.create.topics.enable", ConfigType.BOOLEAN, True,
+        "Create a topic when a client asks for metadata of an unknown one.",
+    ),
+    ConfigDef("delete.topic.enable", ConfigType.BOOLEAN, True, "Allow DeleteTopics."),
+    ConfigDef(
+        "message.max.bytes", ConfigType.INT, 1048588,
+        "Largest record batch a topic accepts by default.", at_least(0),
+    ),
+    ConfigDef(
+        "socket.request.max.bytes", ConfigType.INT, 104857600,
+        "Largest request frame; larger frames close the connection unread.", at_least(1),
+    ),
+    ConfigDef(
+        "log.segment.bytes", ConfigType.INT, 1073741824, "Size at which a segment rolls.",
+        at_least(14),
+    ),
+    ConfigDef("log.roll.ms", ConfigType.LONG, None, "Age at which a segment rolls.", at_least(1)),
+    ConfigDef("log.roll.hours", ConfigType.INT, 168, "Age at which a segment rolls, in hours.", at_least(1)),
+    ConfigDef(
+        "log.index.interval.bytes", ConfigType.INT, 4096,
+        "Bytes between offset index entries.", at_least(0),
+    ),
+    ConfigDef(
+        "log.flush.interval.messages", ConfigType.LONG, LONG_MAX,
+        "Records appended before an fsync (default: leave it to the page cache).", at_least(1),
+    ),
+    ConfigDef(
+        "log.flush.interval.ms", ConfigType.LONG, None,
+        "Time before an fsync (default: leave it to the page cache).", at_least(0),
+    ),
+    ConfigDef("log.retention.ms", ConfigType.LONG, None, "Time to keep a segment.", at_least(-1)),
+    ConfigDef("log.retention.minutes", ConfigType.INT, None, "Time to keep a segment, in minutes."),
+    ConfigDef("log.retention.hours", ConfigType.INT, 168, "Time to keep a segment, in hours."),
+    ConfigDef("log.retention.bytes", ConfigType.LONG, -1, "Size to keep per partition.", at_least(-1)),
+    ConfigDef(
+        "log.cleanup.policy", ConfigType.LIST, ["delete"], "delete, compact or both.",
+        one_of("delete", "compact"),
+    ),
+    ConfigDef(
+        "log.cleaner.delete.retention.ms", ConfigType.LONG, 86400000,
+        "How long tombstones stay in a compacted log.", at_least(0),
+    ),
+    ConfigDef(
+        "log.message.timestamp.type", ConfigType.STRING, "CreateTime",
+        "CreateTime or LogAppendTime.", one_of(*_TIMESTAMP_TYPES),
+    ),
+    ConfigDef(
+        "compression.type", ConfigType.STRING, "producer", "Codec of stored batches.",
+        one_of(*_COMPRESSION),
+    ),
+    ConfigDef(
+        "min.insync.replicas", ConfigType.INT, 1,
+        "In-sync replicas an acks=all write needs.", at_least(1),
+    ),
+    ConfigDef(
+        "unclean.leader.election.enable", ConfigType.BOOLEAN, False,
+        "Allow an out-of-sync replica to become leader.",
+    ),
+    ConfigDef(
+        "replica.high.watermark.checkpoint.interval.ms", ConfigType.LONG, 5000,
+        "How often high watermarks are checkpointed.", at_least(1),
+    ),
+)
+
+TOPIC_CONFIGS = _defs(
+    ConfigDef(
+        "cleanup.policy", ConfigType.LIST, ["delete"], "delete, compact or both.",
+        one_of("delete", "compact"), "log.cleanup.policy",
+    ),
+    ConfigDef(
+        "compression.type", ConfigType.STRING, "producer", "Codec of stored batches.",
+        one_of(*_COMPRESSION), "compression.type",
+    ),
+    ConfigDef(
+        "delete.retention.ms", ConfigType.LONG, 86400000, "How long tombstones stay.",
+        at_least(0), "log.cleaner.delete.retention.ms",
+    ),
+    ConfigDef(
+        "flush.messages", ConfigType.LONG, LONG_MAX, "Records appended before an fsync.",
+        at_least(1), "log.flush.interval.messages",
+    ),
+    ConfigDef(
+        "flush.ms", ConfigType.LONG, LONG_MAX, "Time before an fsync.", at_least(0),
+        "log.flush.interval.ms",
+    ),
+    ConfigDef(
+        "index.interval.bytes", ConfigType.INT, 4096, "Bytes between offset index entries.",
+        at_least(0), "log.index.interval.bytes",
+    ),
+    ConfigDef(
+        "max.message.bytes", ConfigType.INT, 1048588, "Largest record batch accepted.",
+        at_least(0), "message.max.bytes",
+    ),
+    ConfigDef(
+        "message.timestamp.type", ConfigType.STRING, "CreateTime", "CreateTime or LogAppendTime.",
+        one_of(*_TIMESTAMP_TYPES), "log.message.timestamp.type",
+    ),
+    ConfigDef(
+        "min.insync.replicas", ConfigType.INT, 1, "In-sync replicas an acks=all write needs.",
+        at_least(1), "min.insync.replicas",
+    ),
+    ConfigDef(
+        "retention.bytes", ConfigType.LONG, -1, "Size to keep per partition (-1: no limit).",
+        at_least(-1), "log.retention.bytes",
+    ),
+    ConfigDef(
+        "retention.ms", ConfigType.LONG, 604800000, "Time to keep a segment (-1: forever).",
+        at_least(-1), "log.retention.ms",
+    ),
+    ConfigDef(
+        "segment.bytes", ConfigType.INT, 1073741824, "Size at which a segment rolls.",
+        at_least(14), "log.segment.bytes",
+    ),
+    ConfigDef(
+        "segment.ms", ConfigType.LONG, 604800000, "Age at which a segment rolls.", at_least(1),
+        "log.roll.ms",
+    ),
+    ConfigDef(
+        "unclean.leader.election.enable", ConfigType.BOOLEAN, False,
+        "Allow an out-of-sync replica to become leader.", None, "unclean.leader.election.enable",
+    ),
+)

@@ -1,0 +1,96 @@
+"""Build kio's versioned entities from plain, version-independent data.
+
+Handlers describe a response once, as nested dicts and lists with Kafka's field
+names; ``build_entity`` instantiates the classes of the negotiated version,
+dropping fields that version lacks and converting error codes, durations and
+nested entities. Fields a version has but the data omits take their defaults.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import functools
+import typing
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
+
+from kio.schema.errors import ErrorCode
+from kio.static.primitive import i32Timedelta, i64Timedelta
+
+E = TypeVar("E")
+Converter = Callable[[Any], Any]
+
+
+def build_entity(cls: type[E], data: Mapping[str, Any]) -> E:
+    """Instantiate ``cls`` from ``data``; keys ``cls`` does not have are ignored."""
+    kwargs = {}
+    for name, convert in _converters(cls):
+        if name in data:
+            kwargs[name] = convert(data[name])
+    return cls(**kwargs)
+
+
+@functools.cache
+def _converters(cls: type) -> tuple[tuple[str, Converter], ...]:
+    hints = typing.get_type_hints(cls)
+    return tuple(
+        (field.name, _converter_for(hints[field.name], field.metadata.get("kafka_type")))
+        for field in dataclasses.fields(cls)
+        if field.init
+    )
+
+
+def _identity(value: Any) -> Any:
+    return value
+
+
+def _error_code(value: Any) -> ErrorCode:
+    return value if isinstance(value, ErrorCode) else ErrorCode(int(value))
+
+
+def _duration(kind: type[datetime.timedelta]) -> Converter:
+    def convert(value: Any) -> Any:
+        delta = value if isinstance(value, datetime.timedelta) else datetime.timedelta(
+            milliseconds=int(value)
+        )
+        return kind.parse(delta)  # type: ignore[attr-defined]
+
+    return convert
+
+
+def _timestamp(value: Any) -> datetime.datetime | None:
+    """Milliseconds since the epoch; Kafka's -1 means none."""
+    if isinstance(value, datetime.datetime) or value is None:
+        return value
+    if value < 0:
+        return None
+    return datetime.datetime.fromtimestamp(value / 1000, tz=datetime.UTC)
+
+
+def _converter_for(hint: Any, kafka_type: str | None) -> Converter:
+    if kafka_type == "error_code":
+        return _error_code
+    if kafka_type == "timedelta_i32":
+        return _duration(i32Timedelta)
+    if kafka_type == "timedelta_i64":
+        return _duration(i64Timedelta)
+    if kafka_type == "datetime_i64":
+        return _timestamp
+    inner = [arg for arg in typing.get_args(hint) if arg is not type(None)]
+    if typing.get_origin(hint) is tuple and inner and dataclasses.is_dataclass(inner[0]):
+        element = inner[0]
+        return lambda items: tuple(_build_nested(element, item) for item in items)
+    if typing.get_origin(hint) in (typing.Union, _UnionType) and len(inner) == 1:
+        nested = _converter_for(inner[0], kafka_type)
+        return lambda value: None if value is None else nested(value)
+    if dataclasses.is_dataclass(hint):
+        return lambda value: _build_nested(hint, value)
+    return _identity
+
+
+_UnionType = type(int | None)
+
+
+def _build_nested(cls: type[E], value: Any) -> E:
+    return value if isinstance(value, cls) else build_entity(cls, value)

@@ -1,0 +1,1 @@
+"""The network side: Kafka listener, request handlers and the HTTP endpoints."""

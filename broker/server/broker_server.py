@@ -1,0 +1,151 @@
+"""The broker process: loads the logs, serves Kafka and HTTP, shuts down cleanly."""
+
+from __future__ import annotations
+
+import asyncio
+import fcntl
+import logging
+import os
+from pathlib import Path
+from typing import IO
+
+from aiohttp import web
+
+from odradek.broker.cluster.metadata_image import BrokerRegistration, TopicMetadata
+from odradek.broker.cluster.metadata_store import EmbeddedMetadataStore
+from odradek.broker.cluster.replica_manager import ReplicaManager
+from odradek.broker.config.broker_config import BrokerConfig
+from odradek.broker.log.log_config import LogConfig
+from odradek.broker.log.log_manager import LogManager
+from odradek.broker.server.connection import Connection
+from odradek.broker.server.context import BrokerContext
+from odradek.broker.server.http_endpoints import build_http_app
+from odradek.broker.server.metrics import BrokerMetrics, PartitionSample
+from odradek.broker.server.producer_ids import ProducerIdAllocator
+
+log = logging.getLogger(__name__)
+
+
+class DataDirInUse(RuntimeError):
+    """Another broker process holds the data directory."""
+
+
+class BrokerServer:
+    def __init__(self, config: BrokerConfig) -> None:
+        self.config = config
+        self._ready = False
+        self._lock_file: IO[str] | None = None
+        self._kafka_server: asyncio.Server | None = None
+        self._http_runner: web.AppRunner | None = None
+        self._connections: set[asyncio.Task[None]] = set()
+        self._background: list[asyncio.Task[None]] = []
+        self._logs: LogManager | None = None
+        self.context: BrokerContext | None = None
+
+    async def start(self) -> None:
+        config = self.config
+        data_dir = config.data_dir
+        data_dir.mkdir(parents=True, exist_ok=True)
+        self._lock_file = _lock_data_dir(data_dir)
+        advertised = config.advertised_listener
+        registration = BrokerRegistration(
+            config.node_id, advertised.host, advertised.port, config.get_str("broker.rack")
+        )
+        log.info("loading logs from %s", data_dir)
+        self._logs = LogManager(data_dir)
+        self._logs.load()
+        store = EmbeddedMetadataStore(data_dir, registration)
+        metrics = BrokerMetrics(self._partition_samples)
+        replicas = ReplicaManager(config.node_id, self._logs, self._log_config)
+        self.context = BrokerContext(config, store, replicas, metrics, ProducerIdAllocator(store))
+        replicas.apply(None, store.image)
+        store.subscribe(replicas.apply)
+
+        self._http_runner = web.AppRunner(
+            build_http_app(metrics.registry, lambda: self._ready), access_log=None
+        )
+        await self._http_runner.setup()
+        http = config.http_listener
+        await web.TCPSite(self._http_runner, http.host, http.port).start()
+        listener = config.listener
+        self._kafka_server = await asyncio.start_server(
+            self._on_connection, listener.host, listener.port, reuse_address=True
+        )
+        interval = config.get_int("replica.high.watermark.checkpoint.interval.ms") / 1000
+        self._background.append(asyncio.create_task(self._checkpoint_every(interval)))
+        self._ready = True
+        log.info(
+            "broker %d ready: Kafka on %s (advertised %s), HTTP on %s, data in %s",
+            config.node_id, listener, advertised, http, data_dir,
+        )
+
+    async def stop(self) -> None:
+        self._ready = False
+        if self._kafka_server is not None:
+            self._kafka_server.close()
+        for task in [*self._connections, *self._background]:
+            task.cancel()
+        await asyncio.gather(*self._connections, *self._background, return_exceptions=True)
+        if self._http_runner is not None:
+            await self._http_runner.cleanup()
+        if self._logs is not None:
+            self._logs.close_all()
+        if self._lock_file is not None:
+            self._lock_file.close()
+        log.info("broker %d stopped cleanly", self.config.node_id)
+
+    def _log_config(self, topic: TopicMetadata) -> LogConfig:
+        assert self.context is not None
+        return self.context.topic_config(topic).log_config()
+
+    def _partition_samples(self) -> list[PartitionSample]:
+        if self.context is None:
+            return []
+        return [
+            (
+                p.key.topic, p.key.partition, p.log.size_bytes, p.log.log_start_offset,
+                p.log.log_end_offset, p.high_watermark,
+            )
+            for p in self.context.replicas
+        ]
+
+    async def _on_connection(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> None:
+        assert self.context is not None
+        task = asyncio.current_task()
+        assert task is not None
+        self._connections.add(task)
+        try:
+            await Connection(self.context, reader, writer).serve()
+        finally:
+            self._connections.discard(task)
+
+    async def _checkpoint_every(self, interval: float) -> None:
+        while True:
+            await asyncio.sleep(interval)
+            if self._logs is not None:
+                self._logs.checkpoint_all()
+
+
+def _lock_data_dir(data_dir: Path) -> IO[str]:
+    lock_file = (data_dir / ".lock").open("a+")
+    try:
+        fcntl.flock(lock_file, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        lock_file.close()
+        raise DataDirInUse(f"{data_dir} is in use by another broker") from None
+    lock_file.truncate(0)
+    lock_file.write(f"{os.getpid()}\n")
+    lock_file.flush()
+    return lock_file
+
+
+async def run_broker(config: BrokerConfig, stop: asyncio.Event) -> None:
+    """Run until ``stop`` is set, then shut down cleanly."""
+    server = BrokerServer(config)
+    try:
+        await server.start()
+        await stop.wait()
+    finally:
+        await server.stop()

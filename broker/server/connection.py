@@ -1,0 +1,141 @@
+"""One client connection: read frames, answer them strictly in request order.
+
+Like Kafka, a connection is served one request at a time (the next frame is
+read after the previous response is written), which keeps responses in order
+and produce requests of one producer in sequence. A frame that cannot be
+decoded closes this connection only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import struct
+import time
+from collections.abc import Mapping, Sequence
+
+from odradek.broker.log.partition_log import FileRegion
+from odradek.broker.protocol.api_versions import ApiKey, is_supported
+from odradek.broker.protocol.entity_builder import build_entity
+from odradek.broker.protocol.errors import ErrorCode
+from odradek.broker.protocol.framing import (
+    MalformedRequest,
+    Request,
+    decode_request,
+    encode_response,
+    read_header,
+    response_schema,
+)
+from odradek.broker.server.context import BrokerContext
+from odradek.broker.server.handlers import HANDLERS
+from odradek.broker.server.handlers.api_versions import api_versions_body
+from odradek.broker.server.handlers.types import EncodedResponse
+
+log = logging.getLogger(__name__)
+
+_SIZE = struct.Struct(">i")
+_HEADER = struct.Struct(">ii")  # size, correlation id
+SENDFILE_THRESHOLD = 64 * 1024
+
+
+class Connection:
+    def __init__(
+        self, context: BrokerContext, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> None:
+        self._context = context
+        self._reader = reader
+        self._writer = writer
+        self._max_request_size = context.config.get_int("socket.request.max.bytes")
+        self._peer = writer.get_extra_info("peername")
+
+    async def serve(self) -> None:
+        metrics = self._context.metrics
+        metrics.connections.inc()
+        try:
+            while True:
+                size_prefix = await self._reader.readexactly(4)
+                (size,) = _SIZE.unpack(size_prefix)
+                if not 12 <= size <= self._max_request_size:
+                    raise MalformedRequest(
+                        f"frame size {size} outside 12..{self._max_request_size} "
+                        "(socket.request.max.bytes)"
+                    )
+                await self._serve_frame(await self._reader.readexactly(size))
+        except (asyncio.IncompleteReadError, ConnectionError):
+            pass
+        except MalformedRequest as error:
+            metrics.malformed_frames.inc()
+            log.warning("closing connection from %s: %s", self._peer, error)
+        except Exception:
+            log.exception("closing connection from %s after an unexpected error", self._peer)
+        finally:
+            metrics.connections.dec()
+            self._writer.close()
+
+    async def _serve_frame(self, frame: bytes) -> None:
+        started = time.perf_counter()
+        header = read_header(frame)
+        if not is_supported(header.api_key, header.api_version):
+            if header.api_key != ApiKey.API_VERSIONS:
+                raise MalformedRequest(
+                    f"unsupported API {header.api_key} version {header.api_version}"
+                )
+            # Kafka answers an unknown ApiVersions version in the v0 body, so the
+            # client can pick a version both sides know.
+            body = build_entity(
+                response_schema(ApiKey.API_VERSIONS, 0),
+                api_versions_body(ErrorCode.unsupported_version),
+            )
+            await self._write(encode_response(ApiKey.API_VERSIONS, 0, header.correlation_id, body))
+            return
+        request = decode_request(frame)
+        api = ApiKey(header.api_key).name.lower()
+        response = await HANDLERS[header.api_key](self._context, request)
+        if isinstance(response, EncodedResponse):
+            await self._write_chunks(request, response.chunks)
+        elif isinstance(response, Mapping):
+            schema = response_schema(header.api_key, header.api_version)
+            await self._write(
+                encode_response(
+                    header.api_key,
+                    header.api_version,
+                    header.correlation_id,
+                    build_entity(schema, response),
+                )
+            )
+        self._context.metrics.requests.labels(api).inc()
+        self._context.metrics.request_latency.labels(api).observe(time.perf_counter() - started)
+
+    async def _write(self, frame: bytes) -> None:
+        self._writer.write(frame)
+        await self._writer.drain()
+
+    async def _write_chunks(self, request: Request, chunks: Sequence[bytes | FileRegion]) -> None:
+        header = request.header
+        flexible = response_schema(header.api_key, header.api_version).__header_schema__
+        tag_byte = b"\0" if flexible.__flexible__ else b""
+        size = 4 + len(tag_byte) + sum(
+            len(chunk) if isinstance(chunk, bytes) else chunk.length for chunk in chunks
+        )
+        self._writer.write(_HEADER.pack(size, header.correlation_id) + tag_byte)
+        for chunk in chunks:
+            if isinstance(chunk, bytes):
+                self._writer.write(chunk)
+            elif chunk.length < SENDFILE_THRESHOLD:
+                self._writer.write(self._read_region(chunk))
+            else:
+                await self._writer.drain()
+                sent = await asyncio.get_running_loop().sendfile(
+                    self._writer.transport, chunk.file, chunk.position, chunk.length
+                )
+                if sent != chunk.length:
+                    raise ConnectionError("segment shrank while being sent")
+        await self._writer.drain()
+
+    @staticmethod
+    def _read_region(region: FileRegion) -> bytes:
+        data = os.pread(region.file.fileno(), region.length, region.position)
+        if len(data) != region.length:
+            raise ConnectionError("segment shrank while being sent")
+        return data

@@ -1,0 +1,25 @@
+"""ApiVersions: the APIs and versions this broker speaks."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from odradek.broker.protocol.api_versions import SUPPORTED_VERSIONS
+from odradek.broker.protocol.errors import ErrorCode
+from odradek.broker.protocol.framing import Request
+from odradek.broker.server.context import BrokerContext
+
+
+def api_versions_body(error: ErrorCode = ErrorCode.none) -> dict[str, Any]:
+    return {
+        "error_code": error,
+        "api_keys": [
+            {"api_key": key, "min_version": low, "max_version": high}
+            for key, (low, high) in sorted(SUPPORTED_VERSIONS.items())
+        ],
+        "throttle_time": 0,
+    }
+
+
+async def handle(context: BrokerContext, request: Request) -> dict[str, Any]:
+    return api_versions_body()

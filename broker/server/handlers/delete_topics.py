@@ -1,0 +1,39 @@
+"""DeleteTopics: by name (v1-v5) or name/id pairs (v6)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from odradek.broker.protocol.errors import ErrorCode, KafkaError
+from odradek.broker.protocol.framing import Request
+from odradek.broker.server.context import BrokerContext
+from odradek.broker.server.handlers.errors import error_of
+from odradek.broker.server.topic_admin import delete_topic
+
+
+async def handle(context: BrokerContext, request: Request) -> dict[str, Any]:
+    body = request.body
+    if request.header.api_version >= 6:
+        targets = [(item.name, item.topic_id) for item in body.topics]
+    else:
+        targets = [(name, None) for name in body.topic_names]
+    return {
+        "throttle_time": 0,
+        "responses": [await _delete(context, name, topic_id) for name, topic_id in targets],
+    }
+
+
+async def _delete(context: BrokerContext, name: str | None, topic_id: Any) -> dict[str, Any]:
+    topics = context.store.image.topics
+    if name is None:
+        name = next((t.name for t in topics.values() if t.topic_id == topic_id), None)
+    found = topics.get(name) if name is not None else None
+    try:
+        if found is None:
+            raise KafkaError(ErrorCode.unknown_topic_or_partition, "no such topic")
+        await delete_topic(context, found.name)
+    except Exception as error:  # every failure becomes this topic's error code
+        code, message = error_of(error)
+        return {"name": name, "topic_id": topic_id, "error_code": code, "error_message": message}
+    return {"name": name, "topic_id": found.topic_id, "error_code": ErrorCode.none,
+            "error_message": None}  # fmt: skip

@@ -1,0 +1,84 @@
+"""DescribeConfigs: topic and broker resources, with sources and synonyms."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from odradek.broker.config.parsing import format_value
+from odradek.broker.protocol.errors import ErrorCode, KafkaError
+from odradek.broker.protocol.framing import Request
+from odradek.broker.server.config_description import (
+    DEFAULT_CONFIG,
+    ConfigEntry,
+    describe_broker_config,
+    describe_topic_config,
+)
+from odradek.broker.server.context import BrokerContext
+from odradek.broker.server.handlers.errors import error_of
+
+TOPIC_RESOURCE = 2
+BROKER_RESOURCE = 4
+
+
+async def handle(context: BrokerContext, request: Request) -> dict[str, Any]:
+    body = request.body
+    options = (
+        getattr(body, "include_synonyms", False),
+        getattr(body, "include_documentation", False),
+    )
+    return {
+        "throttle_time": 0,
+        "results": [_describe(context, resource, *options) for resource in body.resources],
+    }
+
+
+def _describe(
+    context: BrokerContext, resource: Any, synonyms: bool, documentation: bool
+) -> dict[str, Any]:
+    result = {"resource_type": resource.resource_type, "resource_name": resource.resource_name}
+    try:
+        entries = _entries(context, resource.resource_type, resource.resource_name)
+    except Exception as error:  # every failure becomes this resource's error code
+        code, message = error_of(error)
+        return {**result, "error_code": code, "error_message": message, "configs": ()}
+    keys = resource.configuration_keys
+    return {
+        **result,
+        "error_code": ErrorCode.none,
+        "error_message": None,
+        "configs": [
+            _config(entry, synonyms, documentation)
+            for entry in entries
+            if keys is None or entry.name in keys
+        ],
+    }
+
+
+def _entries(context: BrokerContext, resource_type: int, name: str) -> list[ConfigEntry]:
+    if resource_type == TOPIC_RESOURCE:
+        topic = context.store.image.topics.get(name)
+        if topic is None:
+            raise KafkaError(ErrorCode.unknown_topic_or_partition, f"no topic {name!r}")
+        return describe_topic_config(context, topic)
+    if resource_type == BROKER_RESOURCE:
+        if name not in ("", str(context.config.node_id)):
+            raise KafkaError(ErrorCode.invalid_request, f"this is broker {context.config.node_id}")
+        return describe_broker_config(context)
+    raise KafkaError(ErrorCode.invalid_request, f"unsupported resource type {resource_type}")
+
+
+def _config(entry: ConfigEntry, synonyms: bool, documentation: bool) -> dict[str, Any]:
+    return {
+        "name": entry.name,
+        "value": format_value(entry.value),
+        "read_only": False,
+        "is_default": entry.source == DEFAULT_CONFIG,
+        "config_source": entry.source,
+        "is_sensitive": entry.definition.sensitive,
+        "synonyms": [
+            {"name": item.name, "value": format_value(item.value), "source": item.source}
+            for item in (entry.synonyms if synonyms else ())
+        ],
+        "config_type": entry.definition.type.value,
+        "documentation": entry.definition.doc if documentation else None,
+    }

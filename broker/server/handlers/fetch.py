@@ -1,0 +1,108 @@
+"""Fetch: whole record batches from partition logs, long-polling for min_bytes."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from odradek.broker.log.partition_log import FileRegion
+from odradek.broker.protocol.errors import ErrorCode, KafkaError
+from odradek.broker.protocol.fetch_response import (
+    FetchedPartition,
+    FetchedTopic,
+    encode_fetch_response,
+)
+from odradek.broker.protocol.framing import Request
+from odradek.broker.server.context import BrokerContext
+from odradek.broker.server.handlers.errors import error_of
+from odradek.broker.server.handlers.types import EncodedResponse
+
+Topics = list[FetchedTopic[FileRegion]]
+
+
+async def handle(context: BrokerContext, request: Request) -> EncodedResponse:
+    body = request.body
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + body.max_wait.total_seconds()
+    while True:
+        topics, size, has_error = _read(context, body)
+        remaining = deadline - loop.time()
+        if size >= body.min_bytes or has_error or remaining <= 0:
+            break
+        waiters = _change_waiters(context, body)
+        if not waiters:
+            break
+        await asyncio.wait(waiters, timeout=remaining, return_when=asyncio.FIRST_COMPLETED)
+    for topic in topics:
+        sent = sum(partition.records_size for partition in topic.partitions)
+        if sent:
+            context.metrics.bytes_out.labels(topic.name).inc(sent)
+    return EncodedResponse(encode_fetch_response(request.header.api_version, topics))
+
+
+def _read(context: BrokerContext, body: Any) -> tuple[Topics, int, bool]:
+    budget = body.max_bytes
+    committed_only = body.replica_id < 0
+    total, has_error = 0, False
+    topics: Topics = []
+    for topic in body.topics:
+        fetched: FetchedTopic[FileRegion] = FetchedTopic(topic.topic)
+        for item in topic.partitions:
+            result = _read_partition(
+                context, topic.topic, item, min(budget, item.partition_max_bytes), committed_only,
+                min_one_batch=total == 0,
+            )
+            has_error |= result.error_code != 0
+            total += result.records_size
+            budget = max(budget - result.records_size, 0)
+            fetched.partitions.append(result)
+        topics.append(fetched)
+    return topics, total, has_error
+
+
+def _read_partition(
+    context: BrokerContext, topic: str, item: Any, max_bytes: int, committed_only: bool,
+    min_one_batch: bool,
+) -> FetchedPartition[FileRegion]:
+    try:
+        partition = context.replicas.get(topic, item.partition)
+        partition.check_leader(getattr(item, "current_leader_epoch", -1))
+        result = partition.log.read(
+            item.fetch_offset,
+            max_bytes,
+            max_offset=partition.high_watermark if committed_only else None,
+            min_one_batch=min_one_batch,
+        )
+    except Exception as error:  # every failure becomes this partition's error code
+        code, _ = error_of(error)
+        log_start, high_watermark = _offsets_or_unknown(context, topic, item.partition)
+        return FetchedPartition(item.partition, code, high_watermark, high_watermark, log_start)
+    high_watermark = partition.high_watermark
+    return FetchedPartition(
+        partition_index=item.partition,
+        error_code=ErrorCode.none.value,
+        high_watermark=high_watermark,
+        last_stable_offset=high_watermark,
+        log_start_offset=result.log_start_offset,
+        records=result.regions,
+        records_size=result.size,
+    )
+
+
+def _offsets_or_unknown(context: BrokerContext, topic: str, index: int) -> tuple[int, int]:
+    try:
+        partition = context.replicas.get(topic, index)
+    except KafkaError:
+        return -1, -1
+    return partition.log.log_start_offset, partition.high_watermark
+
+
+def _change_waiters(context: BrokerContext, body: Any) -> list[asyncio.Future[None]]:
+    waiters = []
+    for topic in body.topics:
+        for item in topic.partitions:
+            try:
+                waiters.append(context.replicas.get(topic.topic, item.partition).wait_for_change())
+            except KafkaError:  # unknown partitions were answered with an error already
+                continue
+    return waiters

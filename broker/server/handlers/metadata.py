@@ -1,0 +1,82 @@
+"""Metadata: brokers, controller and topic layouts, auto-creating unknown topics."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from odradek.broker.cluster.metadata_image import MetadataImage, TopicMetadata
+from odradek.broker.protocol.errors import ErrorCode, KafkaError
+from odradek.broker.protocol.framing import Request
+from odradek.broker.server.context import BrokerContext
+from odradek.broker.server.topic_admin import create_topic
+
+
+async def handle(context: BrokerContext, request: Request) -> dict[str, Any]:
+    body = request.body
+    image = context.store.image
+    requested = body.topics
+    if requested is None or (request.header.api_version == 0 and not requested):
+        topics = [topic_entry(topic) for topic in image.topics.values() if not topic.internal]
+    else:
+        auto_create = getattr(body, "allow_auto_topic_creation", True) and (
+            context.config.get_bool("auto.create.topics.enable")
+        )
+        topics = [await _lookup(context, item, auto_create) for item in requested]
+    return {
+        "throttle_time": 0,
+        "brokers": [
+            {"node_id": broker.node_id, "host": broker.host, "port": broker.port, "rack": broker.rack}
+            for broker in image.brokers.values()
+        ],
+        "cluster_id": image.cluster_id,
+        "controller_id": image.controller_id,
+        "topics": topics,
+        "cluster_authorized_operations": -2147483648,
+    }
+
+
+async def _lookup(context: BrokerContext, item: Any, auto_create: bool) -> dict[str, Any]:
+    image = context.store.image
+    name = item.name if item.name is not None else _name_of_id(image, getattr(item, "topic_id", None))
+    topic = image.topics.get(name) if name is not None else None
+    if topic is None and name is not None and auto_create:
+        try:
+            topic = await create_topic(context, name)
+        except KafkaError as error:
+            if error.code is not ErrorCode.topic_already_exists:
+                return _error_entry(name, error.code)
+            topic = context.store.image.topics[name]
+    if topic is None:
+        return _error_entry(name, ErrorCode.unknown_topic_or_partition)
+    return topic_entry(topic)
+
+
+def _name_of_id(image: MetadataImage, topic_id: object) -> str | None:
+    return next((t.name for t in image.topics.values() if t.topic_id == topic_id), None)
+
+
+def _error_entry(name: str | None, code: ErrorCode) -> dict[str, Any]:
+    return {"error_code": code, "name": name, "topic_id": None, "is_internal": False,
+            "partitions": []}  # fmt: skip
+
+
+def topic_entry(topic: TopicMetadata) -> dict[str, Any]:
+    return {
+        "error_code": ErrorCode.none,
+        "name": topic.name,
+        "topic_id": topic.topic_id,
+        "is_internal": topic.internal,
+        "partitions": [
+            {
+                "error_code": ErrorCode.none,
+                "partition_index": state.partition,
+                "leader_id": state.leader,
+                "leader_epoch": state.leader_epoch,
+                "replica_nodes": state.replicas,
+                "isr_nodes": state.isr,
+                "offline_replicas": (),
+            }
+            for state in topic.partitions
+        ],
+        "topic_authorized_operations": -2147483648,
+    }

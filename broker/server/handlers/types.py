@@ -1,0 +1,26 @@
+"""The shape of a request handler and of what it returns."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from odradek.broker.log.partition_log import FileRegion
+from odradek.broker.protocol.framing import Request
+from odradek.broker.server.context import BrokerContext
+
+
+@dataclass(frozen=True)
+class EncodedResponse:
+    """A response encoded by the handler itself: bytes and file regions, in order.
+
+    The chunks hold the body only; the connection adds size and header.
+    """
+
+    chunks: Sequence[bytes | FileRegion]
+
+
+# A plain mapping is built into the response entity of the request's version.
+Response = Mapping[str, Any] | EncodedResponse | None
+Handler = Callable[[BrokerContext, Request], Awaitable[Response]]

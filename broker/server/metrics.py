@@ -1,0 +1,66 @@
+"""The broker's Prometheus metrics (``odradek_*``), in one registry per broker."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.registry import Collector
+
+_LATENCY_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5)
+
+PartitionSample = tuple[str, int, int, int, int, int]  # topic, partition, size, start, end, hw
+
+
+class _LogCollector(Collector):
+    """Per-partition log gauges, read at scrape time rather than kept up to date."""
+
+    def __init__(self, samples: Callable[[], Iterable[PartitionSample]]) -> None:
+        self._samples = samples
+
+    def collect(self) -> Iterator[GaugeMetricFamily]:
+        labels = ["topic", "partition"]
+        size = GaugeMetricFamily("odradek_log_size_bytes", "Bytes in the partition's log", labels=labels)
+        start = GaugeMetricFamily("odradek_log_start_offset", "Log start offset", labels=labels)
+        end = GaugeMetricFamily("odradek_log_end_offset", "Log end offset", labels=labels)
+        high = GaugeMetricFamily("odradek_high_watermark", "High watermark", labels=labels)
+        for topic, partition, size_bytes, start_offset, end_offset, hw in self._samples():
+            key = [topic, str(partition)]
+            size.add_metric(key, size_bytes)
+            start.add_metric(key, start_offset)
+            end.add_metric(key, end_offset)
+            high.add_metric(key, hw)
+        yield from (size, start, end, high)
+
+
+class BrokerMetrics:
+    def __init__(self, partition_samples: Callable[[], Iterable[PartitionSample]]) -> None:
+        self.registry = CollectorRegistry()
+        self.requests = Counter(
+            "odradek_requests", "Requests handled", ["api"], registry=self.registry
+        )
+        self.request_errors = Counter(
+            "odradek_request_errors", "Requests that closed their connection", ["api"],
+            registry=self.registry,
+        )
+        self.request_latency = Histogram(
+            "odradek_request_latency_seconds", "Time from request read to response written",
+            ["api"], buckets=_LATENCY_BUCKETS, registry=self.registry,
+        )
+        self.bytes_in = Counter(
+            "odradek_bytes_in", "Record bytes appended", ["topic"], registry=self.registry
+        )
+        self.records_in = Counter(
+            "odradek_records_in", "Records appended", ["topic"], registry=self.registry
+        )
+        self.bytes_out = Counter(
+            "odradek_bytes_out", "Record bytes sent to fetchers", ["topic"], registry=self.registry
+        )
+        self.connections = Gauge(
+            "odradek_connections", "Open client connections", registry=self.registry
+        )
+        self.malformed_frames = Counter(
+            "odradek_malformed_frames", "Frames that could not be decoded", registry=self.registry
+        )
+        self.registry.register(_LogCollector(partition_samples))
