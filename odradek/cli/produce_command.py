@@ -151,7 +151,8 @@ def _produce(args: argparse.Namespace) -> int:
     producer.flush()
     if deliveries.first_error is not None:
         raise CliError(
-            f"{deliveries.failed} of {sent} records were not delivered to {target}: "
+            f"{deliveries.failed} of {sent} records were not delivered to {target} "
+            f"at {args.bootstrap_server}: "
             f"{describe_kafka_error(deliveries.first_error)}"
         )
     progress = deliveries.progress

@@ -111,7 +111,8 @@ def _create(args: argparse.Namespace) -> int:
         replication_factor=args.replication_factor,
         config=dict(args.config),
     )
-    futures = _admin(args).create_topics(
+    admin = _admin(args)  # must outlive the futures: its destruction cancels them
+    futures = admin.create_topics(
         [new_topic], request_timeout=args.timeout, operation_timeout=args.timeout
     )
     error = _error_of(futures[args.name])
@@ -199,7 +200,8 @@ def _ids(broker_ids: list[int]) -> str:
 @command
 def _delete(args: argparse.Namespace) -> int:
     status(args, f"Deleting topic(s) {', '.join(args.names)} on {args.bootstrap_server}.")
-    futures = _admin(args).delete_topics(
+    admin = _admin(args)  # must outlive the futures: its destruction cancels them
+    futures = admin.delete_topics(
         args.names, request_timeout=args.timeout, operation_timeout=args.timeout
     )
     failures = []
