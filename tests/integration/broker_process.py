@@ -25,6 +25,7 @@ import urllib.error
 import urllib.request
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Protocol
 
 READY_TIMEOUT_S = 30.0
 STOP_TIMEOUT_S = 10.0
@@ -120,6 +121,11 @@ class Broker:
             argv += ["--set", f"{key}={value}"]
         return argv + self.extra_args
 
+    def environment(self) -> dict[str, str]:
+        """The test runner's environment without its ODRADEK_* settings, plus ``env``."""
+        inherited = {k: v for k, v in os.environ.items() if not k.startswith("ODRADEK_")}
+        return {**inherited, **self.env}
+
     # -- lifecycle -----------------------------------------------------------
 
     def start(self, wait: bool = True, timeout: float = READY_TIMEOUT_S) -> Broker:
@@ -155,7 +161,7 @@ class Broker:
                 stdin=subprocess.DEVNULL,
                 stdout=log,
                 stderr=subprocess.STDOUT,
-                env={**os.environ, **self.env},
+                env=self.environment(),
                 cwd=self.workdir,
                 start_new_session=True,  # own process group: SIGKILL reaches any children
             )
@@ -276,6 +282,18 @@ def _kill_survivors() -> None:
 
 
 atexit.register(_kill_survivors)
+
+
+class BrokerFactory(Protocol):
+    """Makes a broker (started unless ``start=False``) that the fixture cleans up."""
+
+    def __call__(
+        self,
+        settings: Mapping[str, str] | None = None,
+        env: Mapping[str, str] | None = None,
+        extra_args: list[str] | None = None,
+        start: bool = True,
+    ) -> Broker: ...
 
 
 def unique_name(prefix: str) -> str:

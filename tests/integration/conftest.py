@@ -16,20 +16,10 @@ import shutil
 import tempfile
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import pytest
-from broker_process import LIVE_BROKERS, Broker
-
-
-class BrokerFactory(Protocol):
-    def __call__(
-        self,
-        settings: Mapping[str, str] | None = None,
-        env: Mapping[str, str] | None = None,
-        extra_args: list[str] | None = None,
-        start: bool = True,
-    ) -> Broker: ...
+from broker_process import LIVE_BROKERS, Broker, BrokerFactory
 
 
 @contextlib.contextmanager

@@ -12,6 +12,8 @@ import itertools
 import socket
 import struct
 import sys
+import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -103,6 +105,107 @@ def decode_response(api_key: int, version: int, frame: bytes) -> Response:
     return Response(correlation_id=int(header.correlation_id), body=body)
 
 
+@dataclass(frozen=True)
+class Request:
+    """A request entity with the api key and version to send it as."""
+
+    api_key: int
+    version: int
+    body: Any
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter((self.api_key, self.version, self.body))
+
+    def encode(self, correlation_id: int) -> bytes:
+        return encode_request(self.api_key, self.version, self.body, correlation_id)
+
+
+def api_versions_request(version: int = 3) -> Request:
+    schema = load_request_schema(API_API_VERSIONS, version)
+    fields = (
+        {"client_software_name": "odradek-tests", "client_software_version": "1"}
+        if version >= 3
+        else {}
+    )
+    return Request(API_API_VERSIONS, version, schema(**fields))
+
+
+def metadata_request(topics: list[str] | None, auto_create: bool = False) -> Request:
+    schema = load_request_schema(API_METADATA, 12)
+    topic_schema = nested(schema, "MetadataRequestTopic")
+    return Request(
+        API_METADATA,
+        12,
+        schema(
+            topics=None
+            if topics is None
+            else tuple(topic_schema(topic_id=None, name=name) for name in topics),
+            allow_auto_topic_creation=auto_create,
+            include_topic_authorized_operations=False,
+        ),
+    )
+
+
+def produce_request(topic: str, partition: int, records: bytes, acks: int = -1) -> Request:
+    schema = load_request_schema(API_PRODUCE, 9)
+    partition_data = nested(schema, "PartitionProduceData")(index=i32(partition), records=records)
+    return Request(
+        API_PRODUCE,
+        9,
+        schema(
+            transactional_id=None,
+            acks=i16(acks),
+            timeout=i32Timedelta.parse(datetime.timedelta(seconds=10)),
+            topic_data=(
+                nested(schema, "TopicProduceData")(name=topic, partition_data=(partition_data,)),
+            ),
+        ),
+    )
+
+
+def fetch_request(topic: str, partition: int, offset: int, max_bytes: int = 1 << 20) -> Request:
+    schema = load_request_schema(API_FETCH, 11)
+    fetch_partition = nested(schema, "FetchPartition")(
+        partition=i32(partition),
+        current_leader_epoch=i32(-1),
+        fetch_offset=i64(offset),
+        log_start_offset=i64(-1),
+        partition_max_bytes=i32(max_bytes),
+    )
+    return Request(
+        API_FETCH,
+        11,
+        schema(
+            replica_id=i32(-1),
+            max_wait=i32Timedelta.parse(datetime.timedelta(milliseconds=0)),
+            min_bytes=i32(0),
+            max_bytes=i32(max_bytes),
+            isolation_level=0,
+            session_id=i32(0),
+            session_epoch=i32(-1),
+            topics=(nested(schema, "FetchTopic")(topic=topic, partitions=(fetch_partition,)),),
+            forgotten_topics_data=(),
+            rack_id="",
+        ),
+    )
+
+
+def list_offsets_request(topic: str, partition: int, timestamp: int) -> Request:
+    schema = load_request_schema(API_LIST_OFFSETS, 7)
+    list_partition = nested(schema, "ListOffsetsPartition")(
+        partition_index=i32(partition), current_leader_epoch=i32(-1), timestamp=i64(timestamp)
+    )
+    return Request(
+        API_LIST_OFFSETS,
+        7,
+        schema(
+            replica_id=i32(-1),
+            isolation_level=0,
+            topics=(nested(schema, "ListOffsetsTopic")(name=topic, partitions=(list_partition,)),),
+        ),
+    )
+
+
 class WireClient:
     """One connection; ``call`` sends a kio request entity and decodes the answer."""
 
@@ -115,8 +218,7 @@ class WireClient:
         return cls(host, int(port), timeout)
 
     def call(self, api_key: int, version: int, body: Any) -> Any:
-        correlation_id = next(_correlation_ids)
-        self.sock.sendall(encode_request(api_key, version, body, correlation_id))
+        correlation_id = self.send(Request(api_key, version, body))
         response = decode_response(api_key, version, recv_frame(self.sock))
         assert response.correlation_id == correlation_id, "response to another request"
         return response.body
@@ -132,105 +234,37 @@ class WireClient:
 
     # -- requests the tests need ---------------------------------------------
 
+    def send(self, request: Request, correlation_id: int | None = None) -> int:
+        """Send without reading an answer (acks=0, pipelining); returns the correlation id."""
+        correlation_id = next(_correlation_ids) if correlation_id is None else correlation_id
+        self.sock.sendall(request.encode(correlation_id))
+        return correlation_id
+
     def api_versions(self, version: int = 3) -> Any:
-        schema = load_request_schema(API_API_VERSIONS, version)
-        fields = (
-            {"client_software_name": "odradek-tests", "client_software_version": "1"}
-            if version >= 3
-            else {}
-        )
-        return self.call(API_API_VERSIONS, version, schema(**fields))
+        return self.call(*api_versions_request(version))
 
     def metadata(self, topics: list[str] | None, auto_create: bool = False) -> Any:
-        schema = load_request_schema(API_METADATA, 12)
-        topic_schema = nested(schema, "MetadataRequestTopic")
-        request = schema(
-            topics=None
-            if topics is None
-            else tuple(topic_schema(topic_id=None, name=name) for name in topics),
-            allow_auto_topic_creation=auto_create,
-            include_topic_authorized_operations=False,
-        )
-        return self.call(API_METADATA, 12, request)
+        return self.call(*metadata_request(topics, auto_create))
 
     def produce(self, topic: str, partition: int, records: bytes, acks: int = -1) -> Any:
         """Produce v9; returns the single partition response."""
-        schema = load_request_schema(API_PRODUCE, 9)
-        request = schema(
-            transactional_id=None,
-            acks=i16(acks),
-            timeout=i32Timedelta.parse(datetime.timedelta(seconds=10)),
-            topic_data=(
-                nested(schema, "TopicProduceData")(
-                    name=topic,
-                    partition_data=(
-                        nested(schema, "PartitionProduceData")(
-                            index=i32(partition), records=records
-                        ),
-                    ),
-                ),
-            ),
-        )
-        response = self.call(API_PRODUCE, 9, request)
+        response = self.call(*produce_request(topic, partition, records, acks))
         return response.responses[0].partition_responses[0]
 
     def fetch(self, topic: str, partition: int, offset: int, max_bytes: int = 1 << 20) -> Any:
         """Fetch v11 without waiting; returns the single partition response."""
-        schema = load_request_schema(API_FETCH, 11)
-        request = schema(
-            replica_id=i32(-1),
-            max_wait=i32Timedelta.parse(datetime.timedelta(milliseconds=0)),
-            min_bytes=i32(0),
-            max_bytes=i32(max_bytes),
-            isolation_level=0,
-            session_id=i32(0),
-            session_epoch=i32(-1),
-            topics=(
-                nested(schema, "FetchTopic")(
-                    topic=topic,
-                    partitions=(
-                        nested(schema, "FetchPartition")(
-                            partition=i32(partition),
-                            current_leader_epoch=i32(-1),
-                            fetch_offset=i64(offset),
-                            log_start_offset=i64(-1),
-                            partition_max_bytes=i32(max_bytes),
-                        ),
-                    ),
-                ),
-            ),
-            forgotten_topics_data=(),
-            rack_id="",
-        )
-        response = self.call(API_FETCH, 11, request)
+        response = self.call(*fetch_request(topic, partition, offset, max_bytes))
         return response.responses[0].partitions[0]
 
     def list_offset(self, topic: str, partition: int, timestamp: int) -> int:
         """ListOffsets v7 for one partition; asserts no error and returns the offset."""
-        schema = load_request_schema(API_LIST_OFFSETS, 7)
-        request = schema(
-            replica_id=i32(-1),
-            isolation_level=0,
-            topics=(
-                nested(schema, "ListOffsetsTopic")(
-                    name=topic,
-                    partitions=(
-                        nested(schema, "ListOffsetsPartition")(
-                            partition_index=i32(partition),
-                            current_leader_epoch=i32(-1),
-                            timestamp=i64(timestamp),
-                        ),
-                    ),
-                ),
-            ),
-        )
-        answer = self.call(API_LIST_OFFSETS, 7, request).topics[0].partitions[0]
+        response = self.call(*list_offsets_request(topic, partition, timestamp))
+        answer = response.topics[0].partitions[0]
         assert answer.error_code.value == 0, f"ListOffsets error {answer.error_code!r}"
         return int(answer.offset)
 
     def wait_for_topic(self, topic: str, auto_create: bool = True, attempts: int = 50) -> Any:
         """Metadata for ``topic`` once it has partitions with leaders (creating it if asked)."""
-        import time
 
         last: Any = None
         for _ in range(attempts):
