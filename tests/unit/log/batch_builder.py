@@ -5,12 +5,13 @@ from __future__ import annotations
 from kafka.record.default_records import DefaultRecordBatchBuilder
 
 NO_PRODUCER = -1
+NOW_MS = 1_700_000_000_000  # the tests' fake "now"; batches default to it
 
 
 def build_batch(
     count: int = 1,
     *,
-    timestamp: int = 1_000,
+    timestamp: int = NOW_MS,
     value: bytes = b"value",
     producer_id: int = NO_PRODUCER,
     producer_epoch: int = NO_PRODUCER,
