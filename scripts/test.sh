@@ -6,12 +6,6 @@ bash scripts/setup.sh
 
 step() { printf '\n== %s\n' "$*" >&2; }
 
-step "ruff"
-ruff check .
-ruff format --check .
-step "mypy (strict)"
-mypy
-step "import contracts"
-bash scripts/check-imports.sh
+bash scripts/static-checks.sh
 step "pytest"
 python3 -m pytest -p no:cacheprovider "$@"

@@ -32,7 +32,7 @@ def build_entity(cls: type[E], data: Mapping[str, Any]) -> E:
 
 
 @functools.cache
-def _converters(cls: type) -> tuple[tuple[str, Converter], ...]:
+def _converters(cls: Any) -> tuple[tuple[str, Converter], ...]:
     hints = typing.get_type_hints(cls)
     return tuple(
         (field.name, _converter_for(hints[field.name], field.metadata.get("kafka_type")))
@@ -51,8 +51,10 @@ def _error_code(value: Any) -> ErrorCode:
 
 def _duration(kind: type[datetime.timedelta]) -> Converter:
     def convert(value: Any) -> Any:
-        delta = value if isinstance(value, datetime.timedelta) else datetime.timedelta(
-            milliseconds=int(value)
+        delta = (
+            value
+            if isinstance(value, datetime.timedelta)
+            else datetime.timedelta(milliseconds=int(value))
         )
         return kind.parse(delta)  # type: ignore[attr-defined]
 
@@ -78,18 +80,22 @@ def _converter_for(hint: Any, kafka_type: str | None) -> Converter:
     if kafka_type == "datetime_i64":
         return _timestamp
     inner = [arg for arg in typing.get_args(hint) if arg is not type(None)]
-    if typing.get_origin(hint) is tuple and inner and dataclasses.is_dataclass(inner[0]):
+    if typing.get_origin(hint) is tuple and inner and _is_entity_class(inner[0]):
         element = inner[0]
         return lambda items: tuple(_build_nested(element, item) for item in items)
     if typing.get_origin(hint) in (typing.Union, _UnionType) and len(inner) == 1:
         nested = _converter_for(inner[0], kafka_type)
         return lambda value: None if value is None else nested(value)
-    if dataclasses.is_dataclass(hint):
+    if _is_entity_class(hint):
         return lambda value: _build_nested(hint, value)
     return _identity
 
 
 _UnionType = type(int | None)
+
+
+def _is_entity_class(hint: Any) -> bool:
+    return isinstance(hint, type) and dataclasses.is_dataclass(hint)
 
 
 def _build_nested(cls: type[E], value: Any) -> E:

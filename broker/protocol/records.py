@@ -16,7 +16,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from crc32c import crc32c
-
 from odradek.broker.protocol.errors import ErrorCode, KafkaError
 
 HEADER_SIZE = 61
@@ -40,6 +39,7 @@ _LEADER_EPOCH = struct.Struct(">i")
 class BatchHeader:
     """The fixed fields of one v2 record batch, plus where it sits in a buffer."""
 
+    position: int
     base_offset: int
     batch_length: int
     partition_leader_epoch: int
@@ -53,7 +53,6 @@ class BatchHeader:
     producer_epoch: int
     base_sequence: int
     records_count: int
-    position: int = 0
 
     @property
     def size(self) -> int:
@@ -98,10 +97,12 @@ class BatchHeader:
 def read_header(buffer: bytes | bytearray | memoryview, position: int = 0) -> BatchHeader:
     """Parse the header of the batch starting at ``position``; the caller checks bounds."""
     fields = _HEADER.unpack_from(buffer, position)
-    return BatchHeader(*fields, position=position)
+    return BatchHeader(position, *fields)
 
 
-def peek_offset_and_length(buffer: bytes | bytearray | memoryview, position: int = 0) -> tuple[int, int]:
+def peek_offset_and_length(
+    buffer: bytes | bytearray | memoryview, position: int = 0
+) -> tuple[int, int]:
     """Return (baseOffset, batchLength) of the batch at ``position``."""
     base_offset, batch_length = _OFFSET_AND_LENGTH.unpack_from(buffer, position)
     return base_offset, batch_length
@@ -134,7 +135,9 @@ def iter_batches(buffer: bytes | bytearray | memoryview) -> Iterator[BatchHeader
         position += header.size
 
 
-def patch_batch(buffer: bytearray | memoryview, position: int, base_offset: int, leader_epoch: int) -> None:
+def patch_batch(
+    buffer: bytearray | memoryview, position: int, base_offset: int, leader_epoch: int
+) -> None:
     """Overwrite baseOffset and partitionLeaderEpoch (both outside the CRC) in place."""
     _BASE_OFFSET.pack_into(buffer, position, base_offset)
     _LEADER_EPOCH.pack_into(buffer, position + 12, leader_epoch)

@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import IO
 
 from aiohttp import web
-
 from odradek.broker.cluster.metadata_image import BrokerRegistration, TopicMetadata
 from odradek.broker.cluster.metadata_store import EmbeddedMetadataStore
 from odradek.broker.cluster.replica_manager import ReplicaManager
@@ -76,7 +75,11 @@ class BrokerServer:
         self._ready = True
         log.info(
             "broker %d ready: Kafka on %s (advertised %s), HTTP on %s, data in %s",
-            config.node_id, listener, advertised, http, data_dir,
+            config.node_id,
+            listener,
+            advertised,
+            http,
+            data_dir,
         )
 
     async def stop(self) -> None:
@@ -103,8 +106,12 @@ class BrokerServer:
             return []
         return [
             (
-                p.key.topic, p.key.partition, p.log.size_bytes, p.log.log_start_offset,
-                p.log.log_end_offset, p.high_watermark,
+                p.key.topic,
+                p.key.partition,
+                p.log.size_bytes,
+                p.log.log_start_offset,
+                p.log.log_end_offset,
+                p.high_watermark,
             )
             for p in self.context.replicas
         ]

@@ -115,8 +115,10 @@ class Connection:
         header = request.header
         flexible = response_schema(header.api_key, header.api_version).__header_schema__
         tag_byte = b"\0" if flexible.__flexible__ else b""
-        size = 4 + len(tag_byte) + sum(
-            len(chunk) if isinstance(chunk, bytes) else chunk.length for chunk in chunks
+        size = (
+            4
+            + len(tag_byte)
+            + sum(len(chunk) if isinstance(chunk, bytes) else chunk.length for chunk in chunks)
         )
         self._writer.write(_HEADER.pack(size, header.correlation_id) + tag_byte)
         for chunk in chunks:

@@ -21,7 +21,9 @@ class _LogCollector(Collector):
 
     def collect(self) -> Iterator[GaugeMetricFamily]:
         labels = ["topic", "partition"]
-        size = GaugeMetricFamily("odradek_log_size_bytes", "Bytes in the partition's log", labels=labels)
+        size = GaugeMetricFamily(
+            "odradek_log_size_bytes", "Bytes in the partition's log", labels=labels
+        )
         start = GaugeMetricFamily("odradek_log_start_offset", "Log start offset", labels=labels)
         end = GaugeMetricFamily("odradek_log_end_offset", "Log end offset", labels=labels)
         high = GaugeMetricFamily("odradek_high_watermark", "High watermark", labels=labels)
@@ -41,12 +43,17 @@ class BrokerMetrics:
             "odradek_requests", "Requests handled", ["api"], registry=self.registry
         )
         self.request_errors = Counter(
-            "odradek_request_errors", "Requests that closed their connection", ["api"],
+            "odradek_request_errors",
+            "Requests that closed their connection",
+            ["api"],
             registry=self.registry,
         )
         self.request_latency = Histogram(
-            "odradek_request_latency_seconds", "Time from request read to response written",
-            ["api"], buckets=_LATENCY_BUCKETS, registry=self.registry,
+            "odradek_request_latency_seconds",
+            "Time from request read to response written",
+            ["api"],
+            buckets=_LATENCY_BUCKETS,
+            registry=self.registry,
         )
         self.bytes_in = Counter(
             "odradek_bytes_in", "Record bytes appended", ["topic"], registry=self.registry

@@ -49,7 +49,9 @@ async def create_topic(
     if not validate_only:
         await context.store.create_topic(topic)
         log.info(
-            "created topic %s with %d partitions", name, len(topic.partitions),
+            "created topic %s with %d partitions",
+            name,
+            len(topic.partitions),
             extra={"topic": name},
         )
     return topic

@@ -37,7 +37,8 @@ async def handle(context: BrokerContext, request: Request) -> EncodedResponse:
         sent = sum(partition.records_size for partition in topic.partitions)
         if sent:
             context.metrics.bytes_out.labels(topic.name).inc(sent)
-    return EncodedResponse(encode_fetch_response(request.header.api_version, topics))
+    chunks = encode_fetch_response(request.header.api_version, topics)
+    return EncodedResponse(chunks)
 
 
 def _read(context: BrokerContext, body: Any) -> tuple[Topics, int, bool]:
@@ -49,7 +50,11 @@ def _read(context: BrokerContext, body: Any) -> tuple[Topics, int, bool]:
         fetched: FetchedTopic[FileRegion] = FetchedTopic(topic.topic)
         for item in topic.partitions:
             result = _read_partition(
-                context, topic.topic, item, min(budget, item.partition_max_bytes), committed_only,
+                context,
+                topic.topic,
+                item,
+                min(budget, item.partition_max_bytes),
+                committed_only,
                 min_one_batch=total == 0,
             )
             has_error |= result.error_code != 0
@@ -61,7 +66,11 @@ def _read(context: BrokerContext, body: Any) -> tuple[Topics, int, bool]:
 
 
 def _read_partition(
-    context: BrokerContext, topic: str, item: Any, max_bytes: int, committed_only: bool,
+    context: BrokerContext,
+    topic: str,
+    item: Any,
+    max_bytes: int,
+    committed_only: bool,
     min_one_batch: bool,
 ) -> FetchedPartition[FileRegion]:
     try:

@@ -25,7 +25,12 @@ async def handle(context: BrokerContext, request: Request) -> dict[str, Any]:
     return {
         "throttle_time": 0,
         "brokers": [
-            {"node_id": broker.node_id, "host": broker.host, "port": broker.port, "rack": broker.rack}
+            {
+                "node_id": broker.node_id,
+                "host": broker.host,
+                "port": broker.port,
+                "rack": broker.rack,
+            }
             for broker in image.brokers.values()
         ],
         "cluster_id": image.cluster_id,
@@ -37,7 +42,9 @@ async def handle(context: BrokerContext, request: Request) -> dict[str, Any]:
 
 async def _lookup(context: BrokerContext, item: Any, auto_create: bool) -> dict[str, Any]:
     image = context.store.image
-    name = item.name if item.name is not None else _name_of_id(image, getattr(item, "topic_id", None))
+    name = (
+        item.name if item.name is not None else _name_of_id(image, getattr(item, "topic_id", None))
+    )
     topic = image.topics.get(name) if name is not None else None
     if topic is None and name is not None and auto_create:
         try:

@@ -16,7 +16,9 @@ async def handle(context: BrokerContext, request: Request) -> dict[str, Any]:
         "topics": [
             {
                 "topic": topic.topic,
-                "partitions": [_end_offset(context, topic.topic, item) for item in topic.partitions],
+                "partitions": [
+                    _end_offset(context, topic.topic, item) for item in topic.partitions
+                ],
             }
             for topic in request.body.topics
         ],

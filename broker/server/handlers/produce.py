@@ -47,9 +47,7 @@ def _append(
         if not records:
             raise KafkaError(ErrorCode.corrupt_message, "empty records")
         _check_batch_sizes(records, config.get_int("max.message.bytes"))
-        info = partition.append_as_leader(
-            records, acks, config.get_int("min.insync.replicas")
-        )
+        info = partition.append_as_leader(records, acks, config.get_int("min.insync.replicas"))
     except Exception as error:  # every failure becomes this partition's error code
         code, message = error_of(error)
         return {"index": index, "error_code": code, "base_offset": -1, "log_append_time": -1,
@@ -70,7 +68,7 @@ def _append(
 
 def _is_transactional(records: bytes | None) -> bool:
     # Bit 4 of the first batch's attributes; transactions come in a later issue.
-    return bool(records) and len(records) > 22 and bool(records[22] & 0x10)
+    return records is not None and len(records) > 22 and bool(records[22] & 0x10)
 
 
 def _check_batch_sizes(records: bytes, limit: int) -> None:
