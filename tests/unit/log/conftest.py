@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from log_testing import FakeClock, abandon
+from log_testing import FakeClock, OpenLog, abandon
 from odradek.broker.log import LogConfig, PartitionLog
-
-OpenLog = Callable[..., PartitionLog]
 
 
 @pytest.fixture
