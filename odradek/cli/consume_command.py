@@ -42,6 +42,9 @@ BATCH = 1000
 POLL_TIMEOUT_S = 0.5
 _TRANSIENT = {KafkaError._TRANSPORT, KafkaError._ALL_BROKERS_DOWN, KafkaError._RESOLVE}
 
+_LOGICAL_OFFSETS = {"beginning": OFFSET_BEGINNING, "end": OFFSET_END}
+
+StartOffset = int | str  # an offset, -N records before the end, or "beginning" / "end"
 Field = Callable[[Message], bytes]
 
 _FIELDS: dict[str, Field] = {
@@ -99,11 +102,10 @@ def compile_format(text: str) -> Formatter:
     return render
 
 
-def start_offset(text: str) -> int:
+def start_offset(text: str) -> StartOffset:
     """beginning, end, an offset N, or -N: N records before the end (resolved later)."""
-    named = {"beginning": OFFSET_BEGINNING, "end": OFFSET_END}
-    if text in named:
-        return named[text]
+    if text in _LOGICAL_OFFSETS:
+        return text
     try:
         return int(text)
     except ValueError:
@@ -130,7 +132,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument(
         "--offset",
         type=start_offset,
-        default=OFFSET_BEGINNING,
+        default="beginning",
         metavar="beginning|end|N|-N",
         help="where to start in each partition; -N is N records before the end "
         "(default: beginning)",
@@ -187,10 +189,8 @@ def _consume(args: argparse.Namespace) -> int:
 
 
 def _describe_start(args: argparse.Namespace) -> str:
-    if args.offset == OFFSET_BEGINNING:
-        return "the beginning"
-    if args.offset == OFFSET_END:
-        return "the end"
+    if args.offset in _LOGICAL_OFFSETS:
+        return f"the {args.offset}"
     if args.offset < 0:
         return f"{-args.offset} records before the end"
     return f"offset {args.offset}"
@@ -220,7 +220,9 @@ def _assignment(args: argparse.Namespace, consumer: Consumer) -> list[TopicParti
 
 
 def _resolve_offset(args: argparse.Namespace, consumer: Consumer, partition: int) -> int:
-    if args.offset >= 0 or args.offset in (OFFSET_BEGINNING, OFFSET_END):
+    if args.offset in _LOGICAL_OFFSETS:
+        return _LOGICAL_OFFSETS[args.offset]
+    if args.offset >= 0:
         return int(args.offset)
     try:
         low, high = consumer.get_watermark_offsets(
