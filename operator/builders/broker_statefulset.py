@@ -135,8 +135,10 @@ def _broker_container(owner: Owner, spec: ClusterSpec) -> Obj:
             {"name": "ODRADEK_ADVERTISED_LISTENERS", "value": advertised},
         ],
         "ports": [
-            *({"name": f"kafka-{i}", "containerPort": lst.port}
-              for i, lst in enumerate(spec.listeners)),
+            *(
+                {"name": f"kafka-{i}", "containerPort": lst.port}
+                for i, lst in enumerate(spec.listeners)
+            ),
             {"name": "http", "containerPort": HTTP_PORT},
         ],
         "startupProbe": _probe("/healthz", period=5, failures=120),
@@ -162,11 +164,17 @@ def _rack_container(spec: ClusterSpec) -> Obj:
     """Reads the node's zone label and writes the config with broker.rack added."""
     assert spec.rack is not None
     command = [
-        "python3", "-m", "odradek.operator.pod_init",
-        "--node", "$(NODE_NAME)",
-        "--topology-key", spec.rack.topology_key,
-        "--config", f"{BROKER_CONFIG_DIR}/{BROKER_CONFIG_FILE}",
-        "--out", _config_path(spec),
+        "python3",
+        "-m",
+        "odradek.operator.pod_init",
+        "--node",
+        "$(NODE_NAME)",
+        "--topology-key",
+        spec.rack.topology_key,
+        "--config",
+        f"{BROKER_CONFIG_DIR}/{BROKER_CONFIG_FILE}",
+        "--out",
+        _config_path(spec),
     ]
     return {
         "name": "rack",
@@ -203,11 +211,19 @@ def _token_volume() -> Obj:
         "projected": {
             "sources": [
                 {"serviceAccountToken": {"path": "token", "expirationSeconds": 3600}},
-                {"configMap": {"name": "kube-root-ca.crt",
-                               "items": [{"key": "ca.crt", "path": "ca.crt"}]}},
-                {"downwardAPI": {"items": [
-                    {"path": "namespace", "fieldRef": {"fieldPath": "metadata.namespace"}}
-                ]}},
+                {
+                    "configMap": {
+                        "name": "kube-root-ca.crt",
+                        "items": [{"key": "ca.crt", "path": "ca.crt"}],
+                    }
+                },
+                {
+                    "downwardAPI": {
+                        "items": [
+                            {"path": "namespace", "fieldRef": {"fieldPath": "metadata.namespace"}}
+                        ]
+                    }
+                },
             ]
         },
     }
@@ -220,4 +236,3 @@ def _probe(path: str, period: int, failures: int) -> Obj:
         "failureThreshold": failures,
         "timeoutSeconds": 3,
     }
-

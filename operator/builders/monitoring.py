@@ -32,23 +32,43 @@ def prometheus_rule(owner: Owner) -> Obj:
     """Alerts scoped to this cluster's brokers by their pod label."""
     scope = f'namespace="{owner.namespace}",pod=~"{names.brokers(owner.name)}-[0-9]+"'
     rules = [
-        _alert("OdradekUnderReplicatedPartitions",
-               f"sum(odradek_under_replicated_partitions{{{scope}}}) > 0", 10, "warning",
-               "Partitions have fewer in-sync replicas than replicas."),
-        _alert("OdradekOfflinePartitions",
-               f"sum(odradek_offline_partitions{{{scope}}}) > 0", 1, "critical",
-               "Partitions have no leader: producers and consumers are stuck."),
-        _alert("OdradekActiveControllerCount",
-               f"sum(odradek_active_controller{{{scope}}}) != 1", 2, "critical",
-               "There should be exactly one active controller."),
-        _alert("OdradekDiskNearlyFull",
-               f"kubelet_volume_stats_available_bytes{{namespace=\"{owner.namespace}\","
-               f"persistentvolumeclaim=~\"data-{names.brokers(owner.name)}-[0-9]+\"}}"
-               " / kubelet_volume_stats_capacity_bytes < 0.15", 10, "warning",
-               "A broker volume has less than 15% free space."),
-        _alert("OdradekConsumerLag",
-               f"max by (group, topic) (odradek_consumer_group_lag{{{scope}}}) > 100000", 15,
-               "warning", "A consumer group is far behind."),
+        _alert(
+            "OdradekUnderReplicatedPartitions",
+            f"sum(odradek_under_replicated_partitions{{{scope}}}) > 0",
+            10,
+            "warning",
+            "Partitions have fewer in-sync replicas than replicas.",
+        ),
+        _alert(
+            "OdradekOfflinePartitions",
+            f"sum(odradek_offline_partitions{{{scope}}}) > 0",
+            1,
+            "critical",
+            "Partitions have no leader: producers and consumers are stuck.",
+        ),
+        _alert(
+            "OdradekActiveControllerCount",
+            f"sum(odradek_active_controller{{{scope}}}) != 1",
+            2,
+            "critical",
+            "There should be exactly one active controller.",
+        ),
+        _alert(
+            "OdradekDiskNearlyFull",
+            f'kubelet_volume_stats_available_bytes{{namespace="{owner.namespace}",'
+            f'persistentvolumeclaim=~"data-{names.brokers(owner.name)}-[0-9]+"}}'
+            " / kubelet_volume_stats_capacity_bytes < 0.15",
+            10,
+            "warning",
+            "A broker volume has less than 15% free space.",
+        ),
+        _alert(
+            "OdradekConsumerLag",
+            f"max by (group, topic) (odradek_consumer_group_lag{{{scope}}}) > 100000",
+            15,
+            "warning",
+            "A consumer group is far behind.",
+        ),
     ]
     return {
         "apiVersion": "monitoring.coreos.com/v1",

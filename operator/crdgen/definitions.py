@@ -53,8 +53,12 @@ RESOURCES = (
             {"name": "Brokers", "type": "integer", "jsonPath": ".spec.replicas"},
             {"name": "Ready", "type": "string", "jsonPath": _READY},
             {"name": "Bootstrap", "type": "string", "jsonPath": ".status.bootstrapServers"},
-            {"name": "Controller", "type": "integer", "jsonPath": ".status.controller",
-             "priority": 1},
+            {
+                "name": "Controller",
+                "type": "integer",
+                "jsonPath": ".status.controller",
+                "priority": 1,
+            },
         ),
     ),
     Resource(

@@ -193,4 +193,3 @@ class ClusterStatus(Conditions):
     under_replicated_partitions: int | None = None
     replaced_brokers: Annotated[list[str], Field(max_length=32)] = []
     """Brokers whose pod and volume were replaced after a node or volume loss, with when."""
-

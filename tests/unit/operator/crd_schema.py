@@ -34,9 +34,7 @@ def load_crds() -> dict[str, dict[str, Any]]:
     return schemas
 
 
-def validate_resource(
-    obj: dict[str, Any], old: dict[str, Any] | None = None
-) -> dict[str, Any]:
+def validate_resource(obj: dict[str, Any], old: dict[str, Any] | None = None) -> dict[str, Any]:
     """Validate a custom resource; returns it with schema defaults applied."""
     schema = load_crds()[obj["kind"]]
     obj = with_defaults(copy.deepcopy(obj), schema)

@@ -27,13 +27,25 @@ SPECS = {
             "labels": {"team": "data"},
             "annotations": {"note": "x"},
             "nodeSelector": {"pool": "kafka"},
-            "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
-                "nodeSelectorTerms": [{"matchExpressions": [
-                    {"key": "pool", "operator": "In", "values": ["kafka"]}]}]}}},
-            "tolerations": [{"key": "dedicated", "operator": "Equal", "value": "kafka",
-                             "effect": "NoSchedule"}],
-            "topologySpreadConstraints": [{"maxSkew": 1, "topologyKey": "zone",
-                                           "whenUnsatisfiable": "DoNotSchedule"}],
+            "affinity": {
+                "nodeAffinity": {
+                    "requiredDuringSchedulingIgnoredDuringExecution": {
+                        "nodeSelectorTerms": [
+                            {
+                                "matchExpressions": [
+                                    {"key": "pool", "operator": "In", "values": ["kafka"]}
+                                ]
+                            }
+                        ]
+                    }
+                }
+            },
+            "tolerations": [
+                {"key": "dedicated", "operator": "Equal", "value": "kafka", "effect": "NoSchedule"}
+            ],
+            "topologySpreadConstraints": [
+                {"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule"}
+            ],
             "priorityClassName": "high",
             "securityContext": {"runAsUser": 2000, "runAsNonRoot": True},
             "containerSecurityContext": {"readOnlyRootFilesystem": True},
@@ -71,8 +83,14 @@ def test_namespaced_objects_are_owned_by_the_cluster(name: str) -> None:
             continue
         assert obj["metadata"]["namespace"] == "prod"
         [ref] = obj["metadata"]["ownerReferences"]
-        assert ref == {"apiVersion": "odradek.io/v1alpha1", "kind": "Cluster", "name": "events",
-                       "uid": "1234", "controller": True, "blockOwnerDeletion": True}
+        assert ref == {
+            "apiVersion": "odradek.io/v1alpha1",
+            "kind": "Cluster",
+            "name": "events",
+            "uid": "1234",
+            "controller": True,
+            "blockOwnerDeletion": True,
+        }
 
 
 def test_default_cluster_has_the_documented_objects() -> None:
@@ -119,7 +137,9 @@ def test_claims_are_kept_unless_delete_claim() -> None:
     assert claim["spec"]["resources"]["requests"]["storage"] == "10Gi"
     deleted = build(SPECS["everything"])["StatefulSet", "events-broker"]["spec"]
     assert deleted["persistentVolumeClaimRetentionPolicy"] == {
-        "whenDeleted": "Delete", "whenScaled": "Delete"}
+        "whenDeleted": "Delete",
+        "whenScaled": "Delete",
+    }
     assert deleted["volumeClaimTemplates"][0]["spec"]["storageClassName"] == "fast"
 
 
@@ -151,7 +171,9 @@ def test_without_rack_the_broker_reads_the_config_map_directly() -> None:
 def test_brokers_spread_over_zones_and_nodes_by_default() -> None:
     spread = broker_pod({"rack": {}})["spec"]["topologySpreadConstraints"]
     assert [c["topologyKey"] for c in spread] == [
-        "topology.kubernetes.io/zone", "kubernetes.io/hostname"]
+        "topology.kubernetes.io/zone",
+        "kubernetes.io/hostname",
+    ]
     assert {c["whenUnsatisfiable"] for c in spread} == {"ScheduleAnyway"}
     no_rack = broker_pod({})["spec"]["topologySpreadConstraints"]
     assert [c["topologyKey"] for c in no_rack] == ["kubernetes.io/hostname"]
@@ -210,6 +232,10 @@ def test_monitoring_objects_are_optional() -> None:
     assert ("ServiceMonitor", "events-broker") in full
     rule = full["PrometheusRule", "events-broker"]
     alerts = {r["alert"] for r in rule["spec"]["groups"][0]["rules"]}
-    assert {"OdradekUnderReplicatedPartitions", "OdradekOfflinePartitions",
-            "OdradekActiveControllerCount", "OdradekDiskNearlyFull"} <= alerts
+    assert {
+        "OdradekUnderReplicatedPartitions",
+        "OdradekOfflinePartitions",
+        "OdradekActiveControllerCount",
+        "OdradekDiskNearlyFull",
+    } <= alerts
     assert not [k for k in build({}) if k[0] in {"ServiceMonitor", "PrometheusRule"}]

@@ -23,27 +23,45 @@ REJECTED = [
     ("Topic", {"cluster": "c", "partitions": 0}, "minimum of 1"),
     ("Topic", {"partitions": 3}, "'cluster' is a required property"),
     ("Topic", {"cluster": "c", "topicName": "bad name!"}, "does not match"),
-    ("Topic", {"cluster": "c", "replicas": 2, "config": {"min.insync.replicas": 3}},
-     "min.insync.replicas cannot exceed replicas"),
+    (
+        "Topic",
+        {"cluster": "c", "replicas": 2, "config": {"min.insync.replicas": 3}},
+        "min.insync.replicas cannot exceed replicas",
+    ),
     ("Cluster", {"storage": {"type": "tape"}}, "'tape' is not one of"),
     ("Cluster", {"replicas": 0}, "minimum of 1"),
     ("Cluster", {"storage": {"size": "ten gigs"}}, "does not match"),
-    ("Cluster", {"storage": {"type": "ephemeral", "storageClassName": "fast"}},
-     "storageClassName applies only to persistent-claim storage"),
-    ("Cluster", {"replicas": 2, "config": {"default.replication.factor": 3}},
-     "default.replication.factor cannot exceed replicas"),
-    ("Cluster", {"replicas": 1, "config": {"min.insync.replicas": "2"}},
-     "min.insync.replicas cannot exceed replicas"),
+    (
+        "Cluster",
+        {"storage": {"type": "ephemeral", "storageClassName": "fast"}},
+        "storageClassName applies only to persistent-claim storage",
+    ),
+    (
+        "Cluster",
+        {"replicas": 2, "config": {"default.replication.factor": 3}},
+        "default.replication.factor cannot exceed replicas",
+    ),
+    (
+        "Cluster",
+        {"replicas": 1, "config": {"min.insync.replicas": "2"}},
+        "min.insync.replicas cannot exceed replicas",
+    ),
     ("Cluster", {"config": {"node.id": 7}}, "config cannot set node.id.*the operator sets them"),
     ("Cluster", {"coordination": {}}, "set exactly one of coordination.managed"),
     ("Cluster", {"coordination": {"managed": {"replicas": 2}}}, "2 is not one of"),
     ("Cluster", {"coordination": {"external": {"endpoints": ["etcd:2379"]}}}, "does not match"),
     ("Cluster", {"listeners": [{"name": "plain", "port": 9092}]}, "does not match"),
     ("MirrorMaker", {**MIRROR, "naming": "suffix"}, "'suffix' is not one of"),
-    ("MirrorMaker", {**MIRROR, "target": {"alias": "a", "cluster": "b"}},
-     "source and target need different aliases"),
-    ("MirrorMaker", {**MIRROR, "source": {"alias": "a"}},
-     "set exactly one of cluster and bootstrapServers"),
+    (
+        "MirrorMaker",
+        {**MIRROR, "target": {"alias": "a", "cluster": "b"}},
+        "source and target need different aliases",
+    ),
+    (
+        "MirrorMaker",
+        {**MIRROR, "source": {"alias": "a"}},
+        "set exactly one of cluster and bootstrapServers",
+    ),
     ("MirrorMaker", {**MIRROR, "replicas": -1}, "minimum of 0"),
 ]
 
@@ -72,9 +90,7 @@ def test_topic_name_cannot_change_once_set() -> None:
         ("MirrorMaker", MirrorMakerSpec, MIRROR),
     ],
 )
-def test_schema_defaults_equal_model_defaults(
-    kind: str, model: Any, spec: dict[str, Any]
-) -> None:
+def test_schema_defaults_equal_model_defaults(kind: str, model: Any, spec: dict[str, Any]) -> None:
     defaulted = validate_resource(resource(kind, spec))["spec"]
     assert model.model_validate(defaulted).wire() == defaulted
     assert model.model_validate(spec).wire() == defaulted

@@ -10,8 +10,11 @@ OWNER = Owner(kind="MirrorMaker", name="dr", namespace="prod", uid="42")
 SPEC = MirrorMakerSpec.model_validate(
     {
         "source": {"alias": "east", "cluster": "events"},
-        "target": {"alias": "west", "bootstrapServers": "west.example.com:9092",
-                   "config": {"security.protocol": "SSL"}},
+        "target": {
+            "alias": "west",
+            "bootstrapServers": "west.example.com:9092",
+            "config": {"security.protocol": "SSL"},
+        },
         "topics": {"include": ["orders.*"], "exclude": [".*internal"]},
         "replicas": 2,
         "resources": {"requests": {"cpu": "100m"}},
@@ -30,16 +33,20 @@ def test_deployment_runs_odradek_mirror_with_its_config() -> None:
     container = deployment["spec"]["template"]["spec"]["containers"][0]
     assert container["args"] == ["mirror", "--config", "/etc/odradek/mirror.yaml"]
     assert container["readinessProbe"]["httpGet"]["path"] == "/readyz"
-    assert deployment["spec"]["template"]["spec"]["volumes"][0]["configMap"]["name"] == (
-        config_map["metadata"]["name"]
+    assert (
+        deployment["spec"]["template"]["spec"]["volumes"][0]["configMap"]["name"]
+        == (config_map["metadata"]["name"])
     )
 
 
 def test_mirror_config_resolves_a_cluster_reference_to_its_bootstrap_service() -> None:
     config_map, _ = mirror_objects(OWNER, SPEC)
     config = yaml.safe_load(config_map["data"]["mirror.yaml"])
-    assert config["source"] == {"alias": "east", "config": {},
-                                "bootstrapServers": "events-bootstrap.prod.svc:9092"}
+    assert config["source"] == {
+        "alias": "east",
+        "config": {},
+        "bootstrapServers": "events-bootstrap.prod.svc:9092",
+    }
     assert config["target"]["bootstrapServers"] == "west.example.com:9092"
     assert config["target"]["config"] == {"security.protocol": "SSL"}
     assert config["naming"] == "prefix"

@@ -1,0 +1,1 @@
+"""Pure decisions: rolling order, replica placement, scale-down drains, failover, status."""
