@@ -33,7 +33,7 @@ from odradek.cli.client_options import (
     positive_int,
     status,
 )
-from odradek.cli.progress import Progress, format_throughput
+from odradek.cli.progress import Progress
 
 DEFAULT_FORMAT = "%s\\n"
 # librdkafka needs a group id even for assigned partitions; nothing joins or commits with it.
@@ -179,10 +179,7 @@ def _consume(args: argparse.Namespace) -> int:
         progress = Progress("consumed", total=args.count, enabled=not args.quiet)
         with suppress(KeyboardInterrupt):  # the usual way to stop following a topic
             _print_records(args, consumer, len(assignment), progress, sys.stdout.buffer)
-        status(
-            args,
-            f"Consumed {format_throughput(progress.records, progress.size, progress.elapsed)}.",
-        )
+        status(args, f"Consumed from {args.topic}: {progress.summary()}.")
     finally:
         consumer.close()
     return 0

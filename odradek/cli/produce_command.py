@@ -23,7 +23,7 @@ from odradek.cli.client_options import (
     positive_int,
     status,
 )
-from odradek.cli.progress import Progress, format_throughput
+from odradek.cli.progress import Progress
 
 COMPRESSION_TYPES = ["none", "gzip", "snappy", "lz4", "zstd"]
 DEFAULT_SYNTHETIC_SIZE = 100
@@ -155,12 +155,7 @@ def _produce(args: argparse.Namespace) -> int:
             f"at {args.bootstrap_server}: "
             f"{describe_kafka_error(deliveries.first_error)}"
         )
-    progress = deliveries.progress
-    status(
-        args,
-        f"Produced {format_throughput(progress.records, progress.size, progress.elapsed)} "
-        f"to {target}.",
-    )
+    status(args, f"Produced to {target}: {deliveries.progress.summary()}.")
     return 0
 
 

@@ -55,9 +55,13 @@ class Progress:
             self._next_report = now + self._interval
             print(self.line(), file=sys.stderr, flush=True)
 
+    def summary(self) -> str:
+        """Records, size, time and rates so far."""
+        return format_throughput(self.records, self.size, self.elapsed)
+
     def line(self) -> str:
         """The status so far: 'produced 5000 records (4.9 MiB) in 2.0 s: ...; 50% of 10000'."""
-        text = f"{self.verb} {format_throughput(self.records, self.size, self.elapsed)}"
+        text = f"{self.verb} {self.summary()}"
         if self.total:
             text += f"; {100 * self.records // self.total}% of {self.total}"
         return text

@@ -137,7 +137,7 @@ def test_produce_lines_with_keys_and_headers_then_consume_them_formatted(broker:
         "origin=cli",
         stdin="alpha:first\nbeta:second: with colon\r\n:empty key\n",
     )
-    assert "Produced 3 records" in status
+    assert f"Produced to {topic}: 3 records" in status
 
     lines = consume(broker, topic, "--format", "%k|%s|%t|%p|%o|%h|%K|%S\\n")
     assert lines == [
