@@ -55,9 +55,7 @@ class EmbeddedMetadataStore:
             cluster_id=data.get("cluster_id") or uuid.uuid4().hex[:22],
             controller_id=broker.node_id,
             brokers={broker.node_id: broker},
-            topics={
-                item["name"]: TopicMetadata.from_json(item) for item in data.get("topics", [])
-            },
+            topics={item["name"]: TopicMetadata.from_json(item) for item in data.get("topics", [])},
         )
         self._persist()
 

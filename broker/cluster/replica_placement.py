@@ -43,15 +43,22 @@ def assign_replicas(
             f"{len(brokers)} available brokers",
         )
     order = rack_alternating_order(brokers)
-    count = len(order)
+    rack_of = {broker.node_id: broker.rack for broker in brokers}
+    count, rack_count = len(order), len(set(rack_of.values()))
     assignments = []
     for index in range(first_partition, first_partition + partitions):
         first = index % count
         # Kafka's follower shift grows every full round, so follower sets differ too.
-        shift = index // count
-        followers = [
-            order[(first + 1 + (shift + k) % (count - 1)) % count]
-            for k in range(replication_factor - 1)
-        ]
-        assignments.append((order[first], *followers))
+        shift = (index // count) * rack_count
+        replicas = [order[first]]
+        racks = {rack_of[order[first]]}
+        step = 0
+        while len(replicas) < replication_factor:
+            candidate = order[(first + 1 + (shift + step) % max(count - 1, 1)) % count]
+            step += 1
+            rack_ok = rack_of[candidate] not in racks or len(racks) == rack_count
+            if rack_ok and candidate not in replicas:
+                replicas.append(candidate)
+                racks.add(rack_of[candidate])
+        assignments.append(tuple(replicas))
     return assignments

@@ -45,7 +45,9 @@ def plan_topic(
     if assignments:
         replica_lists = _explicit_assignment(image, assignments)
     else:
-        replica_lists = assign_replicas(list(image.brokers.values()), partitions, replication_factor)
+        replica_lists = assign_replicas(
+            list(image.brokers.values()), partitions, replication_factor
+        )
     states = tuple(
         PartitionState(partition=index, replicas=replicas, leader=replicas[0], isr=replicas)
         for index, replicas in enumerate(replica_lists)
@@ -70,9 +72,7 @@ def _explicit_assignment(
             )
         unknown = [broker for broker in replicas if broker not in image.brokers]
         if unknown:
-            raise KafkaError(
-                ErrorCode.invalid_replica_assignment, f"unknown broker ids {unknown}"
-            )
+            raise KafkaError(ErrorCode.invalid_replica_assignment, f"unknown broker ids {unknown}")
     if len(sizes) != 1:
         raise KafkaError(
             ErrorCode.invalid_replica_assignment,

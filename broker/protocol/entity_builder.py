@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
-import functools
 import typing
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
@@ -31,14 +30,20 @@ def build_entity(cls: type[E], data: Mapping[str, Any]) -> E:
     return cls(**kwargs)
 
 
-@functools.cache
-def _converters(cls: Any) -> tuple[tuple[str, Converter], ...]:
-    hints = typing.get_type_hints(cls)
-    return tuple(
-        (field.name, _converter_for(hints[field.name], field.metadata.get("kafka_type")))
-        for field in dataclasses.fields(cls)
-        if field.init
-    )
+_CONVERTERS: dict[type, tuple[tuple[str, Converter], ...]] = {}
+
+
+def _converters(cls: type) -> tuple[tuple[str, Converter], ...]:
+    converters = _CONVERTERS.get(cls)
+    if converters is None:
+        hints = typing.get_type_hints(cls)
+        converters = tuple(
+            (field.name, _converter_for(hints[field.name], field.metadata.get("kafka_type")))
+            for field in dataclasses.fields(cls)
+            if field.init
+        )
+        _CONVERTERS[cls] = converters
+    return converters
 
 
 def _identity(value: Any) -> Any:
