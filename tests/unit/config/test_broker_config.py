@@ -70,7 +70,7 @@ def test_topic_overrides_win_and_are_validated() -> None:
     topic = TopicConfig(broker, overrides)
     assert topic.log_config().segment_bytes == 1048576
     assert topic.get("cleanup.policy") == ["compact"]
-    with pytest.raises(ConfigError, match="cleanup.policy"):
+    with pytest.raises(ConfigError, match=r"cleanup\.policy"):
         validate_topic_configs({"cleanup.policy": "shred"})
-    with pytest.raises(ConfigError, match="retention.mss: unknown"):
+    with pytest.raises(ConfigError, match=r"retention\.mss: unknown"):
         validate_topic_configs({"retention.mss": "1"})
