@@ -147,7 +147,7 @@ def _produce(args: argparse.Namespace) -> int:
             records = line_records(sys.stdin.buffer, args.key_separator)
             source = "lines of stdin" + (" (end with Ctrl-D)" if sys.stdin.isatty() else "")
         status(args, f"Producing {source} to {target}.")
-        sent = _send(args, producer, records, deliveries)
+        sent = send_records(producer, args.topic, records, **_produce_options(args, deliveries))
     producer.flush()
     if deliveries.first_error is not None:
         raise CliError(
@@ -159,6 +159,15 @@ def _produce(args: argparse.Namespace) -> int:
     return 0
 
 
+def _produce_options(args: argparse.Namespace, deliveries: _Deliveries) -> dict[str, Any]:
+    options: dict[str, Any] = {"on_delivery": deliveries}
+    if args.partition is not None:
+        options["partition"] = args.partition
+    if args.headers:
+        options["headers"] = [(key, value.encode()) for key, value in args.headers]
+    return options
+
+
 def _open(path: Path) -> IO[bytes]:
     try:
         return path.open("rb")
@@ -166,20 +175,15 @@ def _open(path: Path) -> IO[bytes]:
         raise CliError(f"cannot read {path}: {error.strerror}") from error
 
 
-def _send(
-    args: argparse.Namespace, producer: Producer, records: Iterable[Record], deliveries: _Deliveries
-) -> int:
-    """Queue every record, waiting for room when librdkafka's queue is full; return the count."""
-    options: dict[str, Any] = {"on_delivery": deliveries}
-    if args.partition is not None:
-        options["partition"] = args.partition
-    if args.headers:
-        options["headers"] = [(key, value.encode()) for key, value in args.headers]
+def send_records(producer: Producer, topic: str, records: Iterable[Record], **options: Any) -> int:
+    """Queue every record with ``produce(**options)``, waiting for room when librdkafka's
+    queue is full and serving delivery reports as it goes; return how many were queued.
+    """
     sent = 0
     for key, value in records:
         while True:
             try:
-                producer.produce(args.topic, value, key, **options)
+                producer.produce(topic, value, key, **options)
                 break
             except BufferError:
                 producer.poll(0.1)
