@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from log_testing import FakeClock, OpenLog, abandon
+
 from odradek.broker.log import LogConfig, PartitionLog
 
 

@@ -6,6 +6,7 @@ import os
 from collections.abc import Callable
 
 from batch_builder import NOW_MS
+
 from odradek.broker.log import PartitionLog, ReadResult
 from odradek.broker.protocol.records import BatchHeader, iter_batches
 

@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from kafka.record.default_records import DefaultRecordBatchBuilder
 from log_testing import FakeClock, OpenLog, abandon, read_batches, region_bytes, same_batch
+
 from odradek.broker.log import LogConfig, PartitionLog
 from odradek.broker.protocol.errors import ErrorCode, KafkaError
 from odradek.broker.protocol.records import iter_batches

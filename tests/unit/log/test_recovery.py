@@ -11,6 +11,7 @@ from pathlib import Path
 
 from batch_builder import build_batch
 from log_testing import OpenLog, abandon, read_batches, region_bytes, same_batch
+
 from odradek.broker.log import LogConfig
 
 HERE = Path(__file__).parent
