@@ -62,9 +62,7 @@ def read_properties(path: Path) -> dict[str, str]:
 def environment_values(environ: Mapping[str, str]) -> dict[str, str]:
     """The broker keys set through ``ODRADEK_<KEY>`` (dots as underscores)."""
     by_env_name = {ENV_PREFIX + key.upper().replace(".", "_"): key for key in BROKER_CONFIGS}
-    by_env_name.update(
-        {ENV_PREFIX + alias.upper().replace(".", "_"): alias for alias in _ALIASES}
-    )
+    by_env_name.update({ENV_PREFIX + alias.upper().replace(".", "_"): alias for alias in _ALIASES})
     return {by_env_name[name]: value for name, value in environ.items() if name in by_env_name}
 
 
