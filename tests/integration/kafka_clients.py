@@ -384,8 +384,8 @@ class ConfluentClient(Client):
             {"bootstrap.servers": bootstrap, "group.id": f"unused-{uuid.uuid4().hex}"}
         )
         try:
-            earliest, latest = consumer.query_watermark_offsets(
-                confluent_kafka.TopicPartition(topic, partition), timeout=10
+            earliest, latest = consumer.get_watermark_offsets(
+                confluent_kafka.TopicPartition(topic, partition), timeout=10, cached=False
             )
             return earliest, latest
         finally:
