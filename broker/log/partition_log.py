@@ -17,6 +17,7 @@ from .checkpoint import read_checkpoint, write_checkpoint
 from .file_io import TMP_SUFFIX, fsync_directory, write_atomically
 from .leader_epoch_cache import LeaderEpochCache
 from .log_config import LogConfig
+from .offset_file_names import base_offset_of
 from .producer_state import ProducerStateManager
 from .recovery import recover_segment
 from .segment import (
@@ -105,10 +106,10 @@ class PartitionLog:
         clean = marker.exists()
         offsets = self._read_offsets()
         now_ms = self._now_ms()
-        bases = sorted(int(path.stem) for path in self.directory.glob("*" + LOG_SUFFIX))
+        bases = sorted(base_offset_of(path) for path in self.directory.glob("*" + LOG_SUFFIX))
         for suffix in (INDEX_SUFFIX, TIME_INDEX_SUFFIX):
             for path in self.directory.glob("*" + suffix):
-                if int(path.stem) not in bases:
+                if base_offset_of(path) not in bases:
                     path.unlink()
         self._segments = [LogSegment(self.directory, base, now_ms) for base in bases]
         if not self._segments:
@@ -314,9 +315,11 @@ class PartitionLog:
         total = 0
         offset = fetch_offset
         for segment in self._segments[self._segment_index(fetch_offset) :]:
-            found = segment.find(offset) if offset < upper else None
-            if found is None:
+            if offset >= upper:
                 break
+            found = segment.find(offset)
+            if found is None:
+                continue
             start = found[0]
             if segment.next_offset <= upper and total + segment.size - start <= max_bytes:
                 end, complete = segment.size, True

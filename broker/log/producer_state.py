@@ -20,6 +20,7 @@ from crc32c import crc32c
 from ..protocol.errors import ErrorCode, KafkaError
 from ..protocol.records import BatchHeader
 from .file_io import write_atomically
+from .offset_file_names import base_offset_of, file_name
 
 logger = logging.getLogger(__name__)
 
@@ -162,13 +163,10 @@ class ProducerStateManager:
         self.delete_snapshots_after(-1)
 
     def snapshot_offsets(self) -> list[int]:
-        return sorted(
-            int(path.name.removesuffix(SNAPSHOT_SUFFIX))
-            for path in self.directory.glob("*" + SNAPSHOT_SUFFIX)
-        )
+        return sorted(base_offset_of(path) for path in self.directory.glob("*" + SNAPSHOT_SUFFIX))
 
     def _snapshot_path(self, offset: int) -> Path:
-        return self.directory / f"{offset:020d}{SNAPSHOT_SUFFIX}"
+        return self.directory / file_name(offset, SNAPSHOT_SUFFIX)
 
     def take_snapshot(self, offset: int) -> None:
         """Persist the state as of ``offset`` (every batch below it applied)."""

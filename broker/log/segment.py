@@ -16,6 +16,7 @@ from ..protocol.records import (
     read_header,
 )
 from .file_io import fsync_directory, write_fully
+from .offset_file_names import file_name
 from .offset_index import OffsetIndex
 from .time_index import TimeIndex
 
@@ -24,11 +25,6 @@ INDEX_SUFFIX = ".index"
 TIME_INDEX_SUFFIX = ".timeindex"
 SEGMENT_SUFFIXES = (LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX)
 MAX_RELATIVE_OFFSET = 2**31 - 1  # index entries store offsets relative to the base as i32
-
-
-def file_name(base_offset: int, suffix: str) -> str:
-    """Kafka's naming: the base offset zero-padded to 20 digits."""
-    return f"{base_offset:020d}{suffix}"
 
 
 class LogSegment:
