@@ -58,3 +58,16 @@ def add_replicas(
         result.append(chosen)
         load[chosen] += 1
     return tuple(result)
+
+
+def resize_replicas(
+    replicas: Sequence[int],
+    factor: int,
+    candidates: Collection[int],
+    racks: Mapping[int, str | None],
+    load: Counter[int],
+) -> tuple[int, ...]:
+    """The replica list at a new replication factor; shrinking drops followers from the end."""
+    if factor <= len(replicas):
+        return tuple(replicas[:factor])
+    return add_replicas(replicas, factor - len(replicas), candidates, racks, load)

@@ -1,0 +1,1 @@
+"""Thin kopf glue: observe, call the builders and planners, apply, write status."""

@@ -1,0 +1,49 @@
+"""The operator's view of a Kafka cluster through its admin API."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Protocol
+
+from ..planning.partitions import Partition
+from ..planning.topic_changes import ObservedTopic
+
+TIMEOUT_SECONDS = 10.0
+
+
+class KafkaUnavailable(Exception):
+    """The cluster could not be reached or did not answer in time."""
+
+
+@dataclass(frozen=True)
+class ClusterMetadata:
+    brokers: frozenset[int]
+    controller: int | None
+    partitions: tuple[Partition, ...]
+
+
+class KafkaAdmin(Protocol):
+    """What reconciliation needs from a Kafka cluster."""
+
+    def describe(self) -> ClusterMetadata: ...
+
+    def topic(self, name: str) -> ObservedTopic | None: ...
+
+    def create_topic(
+        self, name: str, partitions: int, replicas: int, configs: Mapping[str, str]
+    ) -> None: ...
+
+    def create_partitions(self, name: str, total: int) -> None: ...
+
+    def alter_configs(
+        self, name: str, set_: Mapping[str, str], delete: tuple[str, ...]
+    ) -> None: ...
+
+    def reassign(self, moves: Mapping[tuple[str, int], tuple[int, ...]]) -> None: ...
+
+    def delete_topic(self, name: str) -> None: ...
+
+
+class AdminFactory(Protocol):
+    def __call__(self, bootstrap_servers: str) -> KafkaAdmin: ...

@@ -1,0 +1,86 @@
+"""kopf registrations: fast reaction to changes; the resync loop does the rest."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+import os
+from typing import Any
+
+import kopf
+from prometheus_client import start_http_server
+
+from ..constants import GROUP, TOPIC_FINALIZER, VERSION
+from .cluster_sync import owner_of
+from .confluent_admin import ConfluentAdmin
+from .context import Context, Log
+from .kube import ApiKube
+from .resources import CLUSTERS, MIRRORMAKERS, TOPICS
+from .resync import resync_forever
+from .topic_sync import delete_topic
+
+METRICS_PORT = int(os.environ.get("ODRADEK_OPERATOR_METRICS_PORT", "9090"))
+
+
+def watched_namespaces() -> tuple[str, ...]:
+    """ODRADEK_WATCH_NAMESPACES, comma-separated; empty means all (the chart sets both)."""
+    raw = os.environ.get("ODRADEK_WATCH_NAMESPACES", "")
+    return tuple(n.strip() for n in raw.split(",") if n.strip())
+
+
+@kopf.on.startup()
+async def start(settings: kopf.OperatorSettings, memo: kopf.Memo, **_: Any) -> None:
+    settings.persistence.progress_storage = kopf.AnnotationsProgressStorage(prefix=GROUP)
+    settings.persistence.diffbase_storage = kopf.AnnotationsDiffBaseStorage(prefix=GROUP)
+    settings.persistence.finalizer = TOPIC_FINALIZER
+    settings.watching.server_timeout = 300
+    settings.watching.client_timeout = 330
+    settings.posting.level = logging.WARNING
+    memo.context = Context(kube=ApiKube(), admin=functools.cache(ConfluentAdmin))
+    start_http_server(METRICS_PORT)
+    memo.resync = asyncio.create_task(resync_forever(memo.context, watched_namespaces()))
+
+
+@kopf.on.cleanup()
+async def stop(memo: kopf.Memo, **_: Any) -> None:
+    memo.resync.cancel()
+
+
+@kopf.on.resume(GROUP, VERSION, CLUSTERS.plural)
+@kopf.on.create(GROUP, VERSION, CLUSTERS.plural)
+@kopf.on.update(GROUP, VERSION, CLUSTERS.plural)
+def cluster_changed(body: kopf.Body, memo: kopf.Memo, logger: Log, **_: Any) -> None:
+    CLUSTERS.run(memo.context, body, logger)
+
+
+@kopf.on.delete(GROUP, VERSION, CLUSTERS.plural, optional=True)
+def cluster_deleted(body: kopf.Body, memo: kopf.Memo, **_: Any) -> None:
+    """Best effort, without a finalizer: the one cluster-scoped object has no owner to GC it."""
+    from ..builders.rbac import node_reader_binding
+
+    binding = node_reader_binding(owner_of(body))
+    memo.context.kube.delete(binding["apiVersion"], binding["kind"], binding["metadata"]["name"])
+
+
+@kopf.on.resume(GROUP, VERSION, TOPICS.plural)
+@kopf.on.create(GROUP, VERSION, TOPICS.plural)
+@kopf.on.update(GROUP, VERSION, TOPICS.plural)
+def topic_changed(body: kopf.Body, memo: kopf.Memo, logger: Log, **_: Any) -> None:
+    TOPICS.run(memo.context, body, logger)
+
+
+def _deletes_topic(spec: kopf.Spec, **_: Any) -> bool:
+    return bool(spec.get("deletionPolicy", "Delete") == "Delete")
+
+
+@kopf.on.delete(GROUP, VERSION, TOPICS.plural, when=_deletes_topic)
+def topic_deleted(body: kopf.Body, memo: kopf.Memo, logger: Log, **_: Any) -> None:
+    delete_topic(memo.context, body, logger)
+
+
+@kopf.on.resume(GROUP, VERSION, MIRRORMAKERS.plural)
+@kopf.on.create(GROUP, VERSION, MIRRORMAKERS.plural)
+@kopf.on.update(GROUP, VERSION, MIRRORMAKERS.plural)
+def mirror_changed(body: kopf.Body, memo: kopf.Memo, logger: Log, **_: Any) -> None:
+    MIRRORMAKERS.run(memo.context, body, logger)

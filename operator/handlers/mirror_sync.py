@@ -1,0 +1,48 @@
+"""One reconciliation pass over a MirrorMaker: its Deployment, and what it has mirrored."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ..builders import names
+from ..builders.mirrormaker import bootstrap_for, mirror_objects
+from ..constants import API_VERSION
+from ..models import MirrorMakerSpec, MirrorMakerStatus
+from ..planning.conditions import Verdict, failed, progressing, ready
+from ..planning.mirror_topics import mirrored_topics
+from .cluster_sync import owner_of
+from .context import Context, Log
+from .kafka_admin import KafkaUnavailable
+from .report import report
+
+
+def sync_mirror(ctx: Context, body: Mapping[str, Any], logger: Log) -> dict[str, Any]:
+    owner = owner_of(body)
+    spec = MirrorMakerSpec.model_validate(body["spec"])
+    missing = [
+        e.cluster
+        for e in (spec.source, spec.target)
+        if e.cluster and ctx.kube.get(API_VERSION, "Cluster", e.cluster, owner.namespace) is None
+    ]
+    if missing:
+        message = f"Cluster {', '.join(missing)} does not exist in this namespace"
+        return report(ctx, body, failed("ClusterNotFound", message), {}, MirrorMakerStatus, logger)
+    for obj in mirror_objects(owner, spec):
+        ctx.kube.apply(obj)
+    deployment = ctx.kube.get("apps/v1", "Deployment", names.mirror(owner.name), owner.namespace)
+    replicas = (deployment or {}).get("status", {}).get("replicas") or 0
+    ready_replicas = (deployment or {}).get("status", {}).get("readyReplicas") or 0
+    fields: dict[str, Any] = {"replicas": replicas, "readyReplicas": ready_replicas}
+    try:
+        target = ctx.admin(bootstrap_for(spec.target, owner.namespace)).describe()
+        fields["mirroredTopics"] = mirrored_topics(spec, {p.topic for p in target.partitions})
+    except KafkaUnavailable:
+        pass  # the topic list is informative; readiness comes from the Deployment
+    return report(ctx, body, _verdicts(spec, ready_replicas), fields, MirrorMakerStatus, logger)
+
+
+def _verdicts(spec: MirrorMakerSpec, ready_replicas: int) -> list[Verdict]:
+    if ready_replicas >= spec.replicas:
+        return ready("Mirroring", f"{ready_replicas} mirror processes ready")
+    return progressing("Starting", f"{ready_replicas} of {spec.replicas} mirror processes ready")
