@@ -25,19 +25,26 @@ class Address:
         return f"{self.host}:{self.port}"
 
 
-def parse_address(name: str, text: str) -> Address:
-    """Parse ``host:port`` or ``PLAINTEXT://host:port``."""
+def parse_listener(name: str, text: str) -> Address:
+    """Parse a Kafka listener, ``PLAINTEXT://host:port`` (the first of a list)."""
     candidate = text.strip().split(",")[0]
-    if "://" in candidate:
-        parts = urlsplit(candidate)
-        if parts.scheme.upper() != "PLAINTEXT":
-            raise ConfigError(f"{name}: only PLAINTEXT listeners are supported, got {text!r}")
-        host, port = parts.hostname, parts.port
-    else:
-        host, _, port_text = candidate.rpartition(":")
-        port = int(port_text) if port_text.isdigit() else None
-    if not host or port is None or not 0 <= port <= 65535:
+    scheme, separator, rest = candidate.partition("://")
+    if not separator:
         raise ConfigError(f"{name}: {text!r} is not PLAINTEXT://host:port")
+    if scheme.upper() != "PLAINTEXT":
+        raise ConfigError(f"{name}: only PLAINTEXT listeners are supported, got {text!r}")
+    return parse_host_port(name, rest)
+
+
+def parse_host_port(name: str, text: str) -> Address:
+    """Parse ``host:port`` (IPv6 hosts in brackets)."""
+    parts = urlsplit("//" + text.strip())
+    try:
+        host, port = parts.hostname, parts.port
+    except ValueError:
+        host, port = None, None
+    if not host or port is None:
+        raise ConfigError(f"{name}: {text!r} is not host:port")
     return Address(host, port)
 
 
@@ -132,15 +139,15 @@ class BrokerConfig:
 
     @property
     def listener(self) -> Address:
-        return parse_address("listeners", str(self.get("listeners")))
+        return parse_listener("listeners", str(self.get("listeners")))
 
     @property
     def advertised_listener(self) -> Address:
         advertised = self.get_str("advertised.listeners")
         if advertised is None:
             return self.listener
-        return parse_address("advertised.listeners", advertised)
+        return parse_listener("advertised.listeners", advertised)
 
     @property
     def http_listener(self) -> Address:
-        return parse_address("http.listener", str(self.get("http.listener")))
+        return parse_host_port("http.listener", str(self.get("http.listener")))

@@ -39,6 +39,9 @@ def test_defaults_apply_when_nothing_is_set() -> None:
         ("auto.create.topics.enable", "maybe", "auto.create.topics.enable"),
         ("listeners", "SSL://127.0.0.1:9093", "listeners: only PLAINTEXT"),
         ("listeners", "nonsense", "listeners"),
+        ("listeners", "127.0.0.1:9092", "listeners: '127.0.0.1:9092' is not PLAINTEXT"),
+        ("listeners", "PLAINTEXT://127.0.0.1:99999", "listeners"),
+        ("http.listener", "127.0.0.1", "http.listener"),
         ("no.such.key", "1", "no.such.key: unknown configuration key"),
     ],
 )
