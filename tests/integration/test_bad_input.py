@@ -43,7 +43,7 @@ UNSUPPORTED_VERSION = 35
 SOCKET_REQUEST_MAX_BYTES = 104857600  # Kafka's default for socket.request.max.bytes
 CLOSE_TIMEOUT_S = 5.0
 FUZZ_SETTINGS = settings(
-    max_examples=60,
+    max_examples=200,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow],
     derandomize=False,
@@ -183,6 +183,7 @@ def test_broker_survives_frames_with_random_bodies(
     version=st.one_of(st.integers(-1, 20), st.integers(-(2**15), 2**15 - 1)),
     rest=st.binary(max_size=128),
 )
+@settings(FUZZ_SETTINGS, max_examples=300)
 def test_broker_survives_any_api_key_and_version_with_garbage_body(
     broker: Broker, watchdog: WireClient, api_key: int, version: int, rest: bytes
 ) -> None:
@@ -193,7 +194,7 @@ def test_broker_survives_any_api_key_and_version_with_garbage_body(
 
 
 @pytest.mark.slow
-@settings(FUZZ_SETTINGS, max_examples=150)
+@settings(FUZZ_SETTINGS, max_examples=500)
 @given(data=st.data())
 def test_broker_survives_mutated_valid_requests(
     broker: Broker, watchdog: WireClient, topic: str, data: st.DataObject

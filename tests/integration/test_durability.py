@@ -316,3 +316,48 @@ def test_restart_after_torn_last_batch_serves_whole_batches_and_appends_contiguo
     expected = [v for batch in range(kept // RECORDS_PER_BATCH) for v in batch_values(batch)]
     assert [r.offset for r in consumed] == list(range(kept + 1))
     assert [r.value for r in consumed] == [*expected, b"after recovery"]
+
+
+# -- the checker itself --------------------------------------------------------------------------
+
+
+def _stored(*records: tuple[int, str, int]) -> dict[int, list[tuple[int, bytes]]]:
+    """Partition -> contiguous (offset, value) from (partition, producer, sequence) triples."""
+    out: dict[int, list[tuple[int, bytes]]] = defaultdict(list)
+    for partition, name, sequence in records:
+        out[partition].append((len(out[partition]), f"{name}:{sequence}:pad".encode()))
+    return dict(out)
+
+
+def _report(mode: str, acked: dict[int, tuple[int, int]]) -> ProducerReport:
+    return ProducerReport("p", mode, acked=acked)
+
+
+CHECKER_CASES = {
+    "lost-ack": (_stored((0, "p", 0)), _report("idempotent", {0: (0, 0), 1: (0, 1)})),
+    "moved-ack": (_stored((0, "p", 1), (0, "p", 0)), _report("acks1", {0: (0, 0)})),
+    "duplicate-idempotent": (
+        _stored((0, "p", 0), (0, "p", 0)),
+        _report("idempotent", {0: (0, 0)}),
+    ),
+    "reordered": (
+        _stored((0, "p", 0), (0, "p", 2), (0, "p", 1)),
+        _report("acks1", {0: (0, 0), 2: (0, 1), 1: (0, 2)}),
+    ),
+    "offset-gap": (
+        {0: [(0, b"p:0:x"), (2, b"p:1:x")]},
+        _report("acks1", {0: (0, 0), 1: (0, 2)}),
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CHECKER_CASES))
+def test_durability_checker_rejects_violations(case: str) -> None:
+    stored, report = CHECKER_CASES[case]
+    with pytest.raises(AssertionError):
+        check_durability(stored, [report])
+
+
+def test_durability_checker_accepts_at_least_once_duplicates_without_idempotence() -> None:
+    stored = _stored((0, "p", 0), (0, "p", 1), (0, "p", 1), (0, "p", 2))
+    check_durability(stored, [_report("acks1", {0: (0, 0), 1: (0, 2), 2: (0, 3)})])
