@@ -95,7 +95,12 @@ class LogSegment:
         if self.size == 0:
             self.rolling_base_ms = now_ms
         start = self.size
-        write_fully(self._fd, data)
+        try:
+            write_fully(self._fd, data)
+        except OSError:
+            # a partial write (disk full) would shift every later batch's position
+            os.ftruncate(self._fd, start)
+            raise
         self.size += len(data)
         for header in headers:
             self.index_batch(header, start + header.position, index_interval_bytes)
