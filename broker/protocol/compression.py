@@ -31,6 +31,7 @@ from typing import Protocol, TypeAlias
 import cramjam
 import lz4.frame
 import zstandard
+
 from odradek.broker.protocol.errors import ErrorCode, KafkaError
 
 Buffer: TypeAlias = bytes | bytearray | memoryview

@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from crc32c import crc32c
+
 from odradek.broker.protocol.errors import ErrorCode, KafkaError
 
 HEADER_SIZE = 61

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import IO
 
 from aiohttp import web
+
 from odradek.broker.cluster.metadata_image import BrokerRegistration, TopicMetadata
 from odradek.broker.cluster.metadata_store import EmbeddedMetadataStore
 from odradek.broker.cluster.replica_manager import ReplicaManager

@@ -16,7 +16,7 @@ import time
 from collections.abc import Mapping, Sequence
 
 from odradek.broker.log.partition_log import FileRegion
-from odradek.broker.protocol.api_versions import ApiKey, is_supported
+from odradek.broker.protocol.api_keys import ApiKey
 from odradek.broker.protocol.entity_builder import build_entity
 from odradek.broker.protocol.errors import ErrorCode
 from odradek.broker.protocol.framing import (
@@ -28,7 +28,7 @@ from odradek.broker.protocol.framing import (
     response_schema,
 )
 from odradek.broker.server.context import BrokerContext
-from odradek.broker.server.handlers import HANDLERS
+from odradek.broker.server.handlers import API_HANDLERS, is_supported
 from odradek.broker.server.handlers.api_versions import api_versions_body
 from odradek.broker.server.handlers.types import EncodedResponse
 
@@ -91,7 +91,7 @@ class Connection:
             return
         request = decode_request(frame)
         api = ApiKey(header.api_key).name.lower()
-        response = await HANDLERS[header.api_key](self._context, request)
+        response = await API_HANDLERS[header.api_key].handle(self._context, request)
         if isinstance(response, EncodedResponse):
             await self._write_chunks(request, response.chunks)
         elif isinstance(response, Mapping):

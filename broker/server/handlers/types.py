@@ -24,3 +24,12 @@ class EncodedResponse:
 # A plain mapping is built into the response entity of the request's version.
 Response = Mapping[str, Any] | EncodedResponse | None
 Handler = Callable[[BrokerContext, Request], Awaitable[Response]]
+
+
+@dataclass(frozen=True)
+class ApiHandler:
+    """A handler and the versions of its API it serves."""
+
+    handle: Handler
+    min_version: int
+    max_version: int
