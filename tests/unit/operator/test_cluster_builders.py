@@ -4,6 +4,7 @@ from typing import Any
 
 import pytest
 from kube_schemas import assert_valid
+
 from odradek.operator.builders.cluster import cluster_objects
 from odradek.operator.builders.meta import Owner
 from odradek.operator.constants import CONFIG_HASH_ANNOTATION, POD_INDEX_LABEL

@@ -4,6 +4,7 @@ from typing import Any
 
 import pytest
 from crd_schema import Invalid, validate_resource
+
 from odradek.operator.models import ClusterSpec, MirrorMakerSpec, TopicSpec
 
 

@@ -6,6 +6,7 @@ from typing import Any
 import kubernetes_validate
 import pytest
 import yaml
+
 from odradek.operator.crdgen.__main__ import main
 from odradek.operator.crdgen.definitions import RESOURCES, crd
 from odradek.operator.crdgen.render import rendered_files

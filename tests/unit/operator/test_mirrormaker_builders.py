@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import yaml
 from kube_schemas import assert_valid
+
 from odradek.operator.builders.meta import Owner
 from odradek.operator.builders.mirrormaker import mirror_objects
 from odradek.operator.models import MirrorMakerSpec

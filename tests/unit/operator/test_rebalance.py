@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from hypothesis import given
 from hypothesis import strategies as st
+
 from odradek.operator.planning.partitions import Partition, replica_load
 from odradek.operator.planning.rebalance import plan_rebalance
 

@@ -5,6 +5,7 @@ from collections import Counter
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+
 from odradek.operator.planning.replica_placement import (
     PlacementError,
     add_replicas,

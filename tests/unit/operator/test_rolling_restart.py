@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from hypothesis import given
 from hypothesis import strategies as st
+
 from odradek.operator.planning.partitions import Partition
 from odradek.operator.planning.rolling_restart import (
     Broker,
