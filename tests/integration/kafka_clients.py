@@ -361,9 +361,11 @@ class ConfluentClient(Client):
                 for msg in consumer.consume(num_messages=count - len(out), timeout=0.2):
                     assert msg.error() is None, f"consumer error: {msg.error()}"
                     kind, timestamp = msg.timestamp()
+                    offset = msg.offset()
+                    assert offset is not None
                     out.append(
                         InRecord(
-                            offset=msg.offset(),
+                            offset=offset,
                             key=msg.key(),
                             value=msg.value(),
                             headers=_headers(msg.headers()),

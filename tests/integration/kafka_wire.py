@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from kafka.record.default_records import DefaultRecordBatchBuilder
-from kio.index import load_request_schema, load_response_schema
+from kio.index import load_request_schema as _load_request_schema
+from kio.index import load_response_schema
 from kio.serial import entity_reader, entity_writer
 from kio.static.primitive import i16, i32, i32Timedelta, i64
 
@@ -36,6 +37,11 @@ BATCH_HEADER_SIZE = 61
 LOG_OVERHEAD = 12
 
 _correlation_ids = itertools.count(1)
+
+
+def load_request_schema(api_key: int, version: int) -> Any:
+    """kio's request class for (api_key, version), untyped: its fields vary by version."""
+    return _load_request_schema(api_key, version)
 
 
 def nested(schema: type, name: str) -> Any:
@@ -351,4 +357,5 @@ def build_batch(
         builder.append(
             delta, timestamp=base_timestamp_ms + delta, key=None, value=value, headers=[]
         )
-    return builder.build()
+    batch: bytearray = builder.build()
+    return batch

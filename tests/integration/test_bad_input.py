@@ -32,11 +32,11 @@ from kafka_wire import (
     encode_request,
     fetch_request,
     list_offsets_request,
+    load_request_schema,
     metadata_request,
     produce_request,
     recv_frame,
 )
-from kio.index import load_request_schema
 
 CORRUPT_MESSAGE = 2
 UNSUPPORTED_VERSION = 35
@@ -177,7 +177,6 @@ def test_broker_survives_frames_with_random_bodies(
 
 
 @pytest.mark.slow
-@FUZZ_SETTINGS
 @given(
     api_key=st.one_of(st.integers(0, 80), st.integers(-(2**15), 2**15 - 1)),
     version=st.one_of(st.integers(-1, 20), st.integers(-(2**15), 2**15 - 1)),

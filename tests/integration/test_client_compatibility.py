@@ -19,7 +19,12 @@ import kafka
 import pytest
 from broker_process import Broker, unique_name
 from confluent_kafka import KafkaException
-from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic, ResourceType
+from confluent_kafka.admin import (  # type: ignore[attr-defined]
+    AdminClient,
+    ConfigResource,
+    NewTopic,
+    ResourceType,
+)
 from kafka.admin import ConfigResource as KPConfigResource
 from kafka.admin import ConfigResourceType as KPConfigResourceType
 from kafka_clients import (

@@ -115,7 +115,9 @@ def read_partitions(
         while sum(map(len, out.values())) < wanted and time.monotonic() < deadline:
             for msg in consumer.consume(num_messages=10000, timeout=0.5):
                 assert msg.error() is None, msg.error()
-                out[msg.partition()].append((msg.offset(), msg.value()))
+                partition, offset, value = msg.partition(), msg.offset(), msg.value()
+                assert partition is not None and offset is not None and value is not None
+                out[partition].append((offset, value))
         for p, (low, high) in ends.items():
             assert low == 0, f"partition {p} log start offset {low}, expected 0"
             assert len(out[p]) == high, f"partition {p}: read {len(out[p])} of {high}"
