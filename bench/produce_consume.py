@@ -23,6 +23,7 @@ import tempfile
 import time
 import urllib.error
 import urllib.request
+from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -34,6 +35,8 @@ from typing import Any
 from confluent_kafka import OFFSET_BEGINNING, Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
 
+from odradek.broker.protocol.compression import CODEC_NAMES
+from odradek.broker.protocol.records import HEADER_SIZE, read_header
 from odradek.cli.produce_command import send_records, synthetic_records
 from odradek.cli.progress import Progress
 
@@ -41,6 +44,7 @@ TOPIC = "bench"
 READY_TIMEOUT_S = 60.0
 STOP_TIMEOUT_S = 15.0
 PHASE_TIMEOUT_S = 3600.0
+STORED_SAMPLE_BYTES = 64 * 1024 * 1024
 CLOCK_TICKS_PER_S = os.sysconf("SC_CLK_TCK")
 
 
@@ -69,12 +73,11 @@ def main(argv: list[str] | None = None) -> int:
     # SIGTERM unwinds like Ctrl-C, so the broker and data dir are always cleaned up.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     try:
-        with _running_broker(args) as (bootstrap, broker_pid):
-            _create_topic(bootstrap, args.partitions)
-            results = [
-                _run_phase("produce", _produce, bootstrap, broker_pid, args),
-                _run_phase("consume", _consume, bootstrap, broker_pid, args),
-            ]
+        with _running_broker(args) as broker:
+            _create_topic(broker.bootstrap, args.partitions)
+            results = [_run_phase("produce", _produce, broker, args)]
+            stored = _stored_batches(broker.data_dir)
+            results.append(_run_phase("consume", _consume, broker, args))
     except BenchError as error:
         print(f"bench: error: {error}", file=sys.stderr)
         return 1
@@ -86,6 +89,7 @@ def main(argv: list[str] | None = None) -> int:
         f"linger.ms={args.linger_ms}, batch.size={args.batch_size}, "
         f"{args.partitions} partition(s), acks={args.acks}"
     )
+    print(f"stored batches (sampled): {stored}")
     for result in results:
         print(result.line())
     return 0
@@ -128,14 +132,22 @@ def _free_port() -> int:
         return port
 
 
+@dataclass(frozen=True)
+class RunningBroker:
+    bootstrap: str
+    pid: int
+    data_dir: Path
+
+
 @contextmanager
-def _running_broker(args: argparse.Namespace) -> Iterator[tuple[str, int]]:
-    """Yield (bootstrap, pid) of a ready broker; stop it and delete its dir on exit."""
+def _running_broker(args: argparse.Namespace) -> Iterator[RunningBroker]:
+    """Yield a ready broker; stop it and delete its dir on exit."""
     workdir = Path(tempfile.mkdtemp(prefix="odradek-bench-"))
     port, http_port = _free_port(), _free_port()
+    data_dir = workdir / "data"
     settings = [
         f"listeners=PLAINTEXT://127.0.0.1:{port}",
-        f"log.dirs={workdir / 'data'}",
+        f"log.dirs={data_dir}",
         f"http.listener=127.0.0.1:{http_port}",
         *args.broker_set,
     ]
@@ -155,7 +167,7 @@ def _running_broker(args: argparse.Namespace) -> Iterator[tuple[str, int]]:
             )
         print(f"bench: starting broker (pid {process.pid}) on 127.0.0.1:{port}", file=sys.stderr)
         _wait_ready(process, f"http://127.0.0.1:{http_port}/readyz", log_path)
-        yield f"127.0.0.1:{port}", process.pid
+        yield RunningBroker(f"127.0.0.1:{port}", process.pid, data_dir)
     finally:
         if process is not None:
             _stop(process)
@@ -201,6 +213,32 @@ def _create_topic(bootstrap: str, partitions: int) -> None:
     future.result(timeout=30)
 
 
+def _stored_batches(data_dir: Path) -> str:
+    """Codec and average size of the batches the broker stored, sampled from the start
+    of each partition's segments: librdkafka silently sends uncompressed batches when
+    it thinks the broker lacks a codec, which would change what the numbers mean.
+    """
+    batches: Counter[str] = Counter()
+    sizes: Counter[str] = Counter()
+    records: Counter[str] = Counter()
+    for segment in sorted(data_dir.glob(f"{TOPIC}-*/*.log")):
+        with segment.open("rb") as file:
+            sample = file.read(STORED_SAMPLE_BYTES)
+        position = 0
+        while len(sample) - position >= HEADER_SIZE:
+            header = read_header(sample, position)
+            codec = CODEC_NAMES.get(header.compression, str(header.compression))
+            batches[codec] += 1
+            sizes[codec] += header.size
+            records[codec] += header.records_count
+            position += header.size
+    return "; ".join(
+        f"{codec}: {count} batches, {sizes[codec] / count / 1024:.1f} KiB and "
+        f"{records[codec] / count:.0f} records on average"
+        for codec, count in batches.most_common()
+    )
+
+
 def _cpu_seconds(pid: int) -> float:
     """User + system CPU time of ``pid`` (all its threads), from /proc/<pid>/stat."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
@@ -212,7 +250,7 @@ Worker = Callable[[Connection, str, argparse.Namespace], None]
 
 
 def _run_phase(
-    name: str, worker: Worker, bootstrap: str, broker_pid: int, args: argparse.Namespace
+    name: str, worker: Worker, broker: RunningBroker, args: argparse.Namespace
 ) -> PhaseResult:
     """Run ``worker`` in its own process; sample broker CPU between its 'ready' and 'done'.
 
@@ -220,16 +258,16 @@ def _run_phase(
     """
     parent_end, worker_end = multiprocessing.Pipe()
     process = multiprocessing.get_context("spawn").Process(
-        target=_worker_main, args=(worker, worker_end, bootstrap, args), name=f"bench-{name}"
+        target=_worker_main, args=(worker, worker_end, broker.bootstrap, args), name=f"bench-{name}"
     )
     process.start()
     try:
         _expect(parent_end, process, "ready")
-        cpu_before = _cpu_seconds(broker_pid)
+        cpu_before = _cpu_seconds(broker.pid)
         print(f"bench: {name} phase started", file=sys.stderr)
         parent_end.send("go")
         records, size, seconds = _expect(parent_end, process, "done")
-        cpu_after = _cpu_seconds(broker_pid)
+        cpu_after = _cpu_seconds(broker.pid)
     finally:
         if process.is_alive():
             process.kill()
