@@ -28,35 +28,35 @@ def _alert(name: str, expr: str, minutes: int, severity: str, summary: str) -> O
     }
 
 
-def prometheus_rule(owner: Owner) -> Obj:
-    """Alerts scoped to this cluster's brokers by their pod label."""
-    scope = f'namespace="{owner.namespace}",pod=~"{names.brokers(owner.name)}-[0-9]+"'
-    rules = [
+def alert_rules(pods: str, claims: str, namespace: str = "") -> list[Obj]:
+    """The broker alerts; ``pods``/``claims`` are regexes scoping them to some brokers."""
+    where = f'namespace="{namespace}",' if namespace else ""
+    scope = f'{where}pod=~"{pods}"'
+    return [
         _alert(
             "OdradekUnderReplicatedPartitions",
-            f"sum(odradek_under_replicated_partitions{{{scope}}}) > 0",
+            f"sum by (namespace) (odradek_under_replicated_partitions{{{scope}}}) > 0",
             10,
             "warning",
             "Partitions have fewer in-sync replicas than replicas.",
         ),
         _alert(
             "OdradekOfflinePartitions",
-            f"sum(odradek_offline_partitions{{{scope}}}) > 0",
+            f"sum by (namespace) (odradek_offline_partitions{{{scope}}}) > 0",
             1,
             "critical",
             "Partitions have no leader: producers and consumers are stuck.",
         ),
         _alert(
             "OdradekActiveControllerCount",
-            f"sum(odradek_active_controller{{{scope}}}) != 1",
+            f"sum by (namespace) (odradek_active_controller{{{scope}}}) != 1",
             2,
             "critical",
             "There should be exactly one active controller.",
         ),
         _alert(
             "OdradekDiskNearlyFull",
-            f'kubelet_volume_stats_available_bytes{{namespace="{owner.namespace}",'
-            f'persistentvolumeclaim=~"data-{names.brokers(owner.name)}-[0-9]+"}}'
+            f'kubelet_volume_stats_available_bytes{{{where}persistentvolumeclaim=~"{claims}"}}'
             " / kubelet_volume_stats_capacity_bytes < 0.15",
             10,
             "warning",
@@ -64,15 +64,21 @@ def prometheus_rule(owner: Owner) -> Obj:
         ),
         _alert(
             "OdradekConsumerLag",
-            f"max by (group, topic) (odradek_consumer_group_lag{{{scope}}}) > 100000",
+            f"max by (namespace, group, topic) (odradek_consumer_group_lag{{{scope}}}) > 100000",
             15,
             "warning",
             "A consumer group is far behind.",
         ),
     ]
+
+
+def prometheus_rule(owner: Owner) -> Obj:
+    """Alerts for this cluster's brokers only."""
+    brokers = names.brokers(owner.name)
+    rules = alert_rules(f"{brokers}-[0-9]+", f"data-{brokers}-[0-9]+", owner.namespace)
     return {
         "apiVersion": "monitoring.coreos.com/v1",
         "kind": "PrometheusRule",
-        "metadata": metadata(owner, names.brokers(owner.name), "broker"),
+        "metadata": metadata(owner, brokers, "broker"),
         "spec": {"groups": [{"name": f"odradek-{owner.name}", "rules": rules}]},
     }
