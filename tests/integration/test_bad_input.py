@@ -312,3 +312,32 @@ def test_produce_of_batch_failing_crc_gets_corrupt_message_and_appends_nothing(
         good = wire.produce(topic, 0, bytes(build_batch([b"good"])))
         assert (good.error_code.value, good.base_offset) == (0, before)
     assert_broker_healthy(broker, watchdog)
+
+
+@pytest.mark.slow
+@settings(FUZZ_SETTINGS, max_examples=150)
+@given(data=st.data())
+def test_any_corruption_of_a_produced_batch_is_refused_and_appends_nothing(
+    broker: Broker, topic: str, data: st.DataObject
+) -> None:
+    """One to three bytes changed anywhere from batchLength on (baseOffset and
+    partitionLeaderEpoch are the broker's to overwrite) are refused; changes
+    only to the CRC or the bytes it covers get CORRUPT_MESSAGE; nothing is appended."""
+    batch = build_batch([b"alpha", b"", b"gamma" * 20])
+    touched = data.draw(
+        st.lists(
+            st.integers(8, len(batch) - 1).filter(lambda i: not 12 <= i < 16),
+            min_size=1,
+            max_size=3,
+            unique=True,
+        )
+    )
+    for index in touched:
+        batch[index] ^= data.draw(st.integers(1, 255))
+    with WireClient.to(broker.bootstrap) as wire:
+        before = wire.list_offset(topic, 0, LATEST_TIMESTAMP)
+        answer = wire.produce(topic, 0, bytes(batch))
+        assert answer.error_code.value != 0, f"corrupted batch accepted (bytes {touched})"
+        if all(index >= 17 for index in touched):  # only the CRC or bytes it covers changed
+            assert answer.error_code.value == CORRUPT_MESSAGE, answer
+        assert wire.list_offset(topic, 0, LATEST_TIMESTAMP) == before
