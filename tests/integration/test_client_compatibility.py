@@ -32,6 +32,7 @@ from kafka_clients import (
     CLIENTS,
     CODECS,
     CREATE_TIME,
+    LOG_APPEND_TIME,
     Client,
     InRecord,
     KafkaPythonClient,
@@ -443,3 +444,26 @@ def test_describe_configs_of_broker_shows_its_settings(admin: Admin) -> None:
     assert configs.get("num.partitions") == "1", configs
     assert configs.get("auto.create.topics.enable") == "true", configs
     assert "log.segment.bytes" in configs, sorted(configs)
+
+
+@pytest.mark.parametrize("codec", ["none", "gzip"])
+@pytest.mark.parametrize("consumer", CLIENTS, ids=str)
+def test_log_append_time_topic_stamps_records_with_broker_time(
+    broker: Broker, consumer: Client, codec: str
+) -> None:
+    topic = unique_name(f"log-append-time-{codec}")
+    admin = ConfluentAdmin(broker.bootstrap)
+    config = {"message.timestamp.type": "LogAppendTime"}
+    assert admin.create(topic, partitions=1, configs=config) == NO_ERROR
+    assert wait_until(lambda: topic in admin.partition_counts())
+    before = int(time.time() * 1000)
+    records = [OutRecord(b"k", f"v{i}".encode(), timestamp_ms=1_500_000_000_000) for i in range(5)]
+    KafkaPythonClient().produce(broker.bootstrap, topic, 0, records, codec)
+    after = int(time.time() * 1000)
+
+    consumed = consumer.consume(broker.bootstrap, topic, 0, BEGINNING, len(records))
+    assert [r.value for r in consumed] == [r.value for r in records]
+    assert {r.timestamp_type for r in consumed} == {LOG_APPEND_TIME}
+    assert all(
+        before - CLOCK_SLACK_MS <= r.timestamp_ms <= after + CLOCK_SLACK_MS for r in consumed
+    )
