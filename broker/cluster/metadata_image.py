@@ -82,9 +82,14 @@ class MetadataImage:
     controller_id: int
     brokers: Mapping[int, BrokerRegistration] = field(default_factory=dict)
     topics: Mapping[str, TopicMetadata] = field(default_factory=dict)
+    # Dynamic broker configs by resource name: "" for the cluster default, else a broker id.
+    broker_configs: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
 
     def with_topic(self, topic: TopicMetadata) -> MetadataImage:
         return replace(self, topics={**self.topics, topic.name: topic})
 
     def without_topic(self, name: str) -> MetadataImage:
         return replace(self, topics={k: v for k, v in self.topics.items() if k != name})
+
+    def with_broker_configs(self, resource: str, configs: Mapping[str, str]) -> MetadataImage:
+        return replace(self, broker_configs={**self.broker_configs, resource: dict(configs)})

@@ -15,7 +15,12 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Protocol
 
-from odradek.broker.cluster.metadata_image import BrokerRegistration, MetadataImage, TopicMetadata
+from odradek.broker.cluster.metadata_image import (
+    BrokerRegistration,
+    MetadataImage,
+    PartitionState,
+    TopicMetadata,
+)
 from odradek.broker.protocol.errors import ErrorCode, KafkaError
 
 PRODUCER_ID_BLOCK_SIZE = 1000
@@ -31,6 +36,12 @@ class MetadataStore(Protocol):
     async def delete_topic(self, name: str) -> None: ...
 
     async def set_topic_configs(self, name: str, configs: dict[str, str]) -> None: ...
+
+    async def set_broker_configs(self, resource: str, configs: dict[str, str]) -> None:
+        """Replace the dynamic configs of a broker id, or of the cluster default ("")."""
+        ...
+
+    async def add_partitions(self, name: str, partitions: tuple[PartitionState, ...]) -> None: ...
 
     async def reserve_producer_ids(self, count: int) -> int:
         """Reserve ``count`` producer ids; returns the first."""
@@ -77,10 +88,22 @@ class EmbeddedMetadataStore:
         self._apply(self._image.without_topic(name))
 
     async def set_topic_configs(self, name: str, configs: dict[str, str]) -> None:
+        self._apply(self._image.with_topic(replace(self._topic(name), configs=configs)))
+
+    def _topic(self, name: str) -> TopicMetadata:
         topic = self._image.topics.get(name)
         if topic is None:
             raise KafkaError(ErrorCode.unknown_topic_or_partition, f"no topic {name!r}")
-        self._apply(self._image.with_topic(replace(topic, configs=configs)))
+        return topic
+
+    async def set_broker_configs(self, resource: str, configs: dict[str, str]) -> None:
+        self._apply(self._image.with_broker_configs(resource, configs))
+
+    async def add_partitions(self, name: str, partitions: tuple[PartitionState, ...]) -> None:
+        topic = self._topic(name)
+        self._apply(
+            self._image.with_topic(replace(topic, partitions=topic.partitions + partitions))
+        )
 
     async def reserve_producer_ids(self, count: int) -> int:
         first = self._next_producer_id
@@ -99,6 +122,7 @@ class EmbeddedMetadataStore:
             "cluster_id": self._image.cluster_id,
             "next_producer_id": self._next_producer_id,
             "topics": [topic.to_json() for topic in self._image.topics.values()],
+            "broker_configs": {k: dict(v) for k, v in self._image.broker_configs.items()},
         }
         self._path.parent.mkdir(parents=True, exist_ok=True)
         temporary = self._path.with_suffix(".tmp")

@@ -48,11 +48,48 @@ def plan_topic(
         replica_lists = assign_replicas(
             list(image.brokers.values()), partitions, replication_factor
         )
-    states = tuple(
-        PartitionState(partition=index, replicas=replicas, leader=replicas[0], isr=replicas)
+    states = _new_states(0, replica_lists)
+    return TopicMetadata(name, uuid.uuid4(), states, dict(configs or {}), internal)
+
+
+def _new_states(first: int, replica_lists: Sequence[tuple[int, ...]]) -> tuple[PartitionState, ...]:
+    return tuple(
+        PartitionState(partition=first + index, replicas=replicas, leader=replicas[0], isr=replicas)
         for index, replicas in enumerate(replica_lists)
     )
-    return TopicMetadata(name, uuid.uuid4(), states, dict(configs or {}), internal)
+
+
+def plan_new_partitions(
+    image: MetadataImage,
+    topic: TopicMetadata,
+    count: int,
+    assignments: Sequence[Sequence[int]] | None = None,
+) -> tuple[PartitionState, ...]:
+    """The partitions to add so that ``topic`` has ``count`` of them."""
+    current = len(topic.partitions)
+    if count <= current:
+        raise KafkaError(
+            ErrorCode.invalid_partitions,
+            f"topic {topic.name!r} has {current} partitions; the new count must be higher",
+        )
+    factor = len(topic.partitions[0].replicas)
+    if assignments:
+        if len(assignments) != count - current:
+            raise KafkaError(
+                ErrorCode.invalid_replica_assignment,
+                f"{len(assignments)} assignments given for {count - current} new partitions",
+            )
+        replica_lists = _explicit_assignment(image, dict(enumerate(assignments)))
+        if len(replica_lists[0]) != factor:
+            raise KafkaError(
+                ErrorCode.invalid_replica_assignment,
+                f"new partitions need {factor} replicas like the existing ones",
+            )
+    else:
+        replica_lists = assign_replicas(
+            list(image.brokers.values()), count - current, factor, first_partition=current
+        )
+    return _new_states(current, replica_lists)
 
 
 def _explicit_assignment(

@@ -3,9 +3,10 @@ variables and ``--set`` flags, in that order of increasing precedence."""
 
 from __future__ import annotations
 
+import enum
 import os
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -84,11 +85,25 @@ def parse_assignments(assignments: Iterable[str]) -> dict[str, str]:
     return values
 
 
+class ConfigSource(enum.IntEnum):
+    """Kafka's DescribeConfigs config_source values, most specific first."""
+
+    TOPIC_CONFIG = 1
+    DYNAMIC_BROKER_CONFIG = 2
+    DYNAMIC_DEFAULT_BROKER_CONFIG = 3
+    STATIC_BROKER_CONFIG = 4
+    DEFAULT_CONFIG = 5
+
+
 @dataclass(frozen=True)
 class BrokerConfig:
-    """Explicitly set broker values (typed) over the defaults of ``BROKER_CONFIGS``."""
+    """Broker values in layers, as Kafka resolves them: this broker's dynamic
+    values, then the cluster-wide dynamic defaults, then the static values of
+    file/environment/flags, then the defaults of ``BROKER_CONFIGS``."""
 
     values: dict[str, object] = field(default_factory=dict)
+    dynamic_default: dict[str, object] = field(default_factory=dict)
+    dynamic_broker: dict[str, object] = field(default_factory=dict)
 
     @classmethod
     def load(
@@ -109,10 +124,37 @@ class BrokerConfig:
         config.http_listener  # noqa: B018
         return config
 
+    def with_dynamic(self, default: Mapping[str, str], broker: Mapping[str, str]) -> BrokerConfig:
+        """This configuration under dynamic values (as stored: text, already validated)."""
+        return replace(
+            self,
+            dynamic_default=parse_values(BROKER_CONFIGS, default),
+            dynamic_broker=parse_values(BROKER_CONFIGS, broker),
+        )
+
+    def _layers(self) -> tuple[tuple[ConfigSource, dict[str, object]], ...]:
+        return (
+            (ConfigSource.DYNAMIC_BROKER_CONFIG, self.dynamic_broker),
+            (ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG, self.dynamic_default),
+            (ConfigSource.STATIC_BROKER_CONFIG, self.values),
+        )
+
     def get(self, name: str) -> object:
-        if name in self.values:
-            return self.values[name]
+        for _, layer in self._layers():
+            if name in layer:
+                return layer[name]
         return BROKER_CONFIGS[name].default
+
+    def source(self, name: str) -> ConfigSource:
+        return next(
+            (source for source, layer in self._layers() if name in layer),
+            ConfigSource.DEFAULT_CONFIG,
+        )
+
+    def synonyms(self, name: str) -> list[tuple[ConfigSource, object]]:
+        """Every layer that sets ``name``, most specific first, then the default."""
+        found = [(source, layer[name]) for source, layer in self._layers() if name in layer]
+        return [*found, (ConfigSource.DEFAULT_CONFIG, BROKER_CONFIGS[name].default)]
 
     def get_int(self, name: str) -> int:
         value = self.get(name)
@@ -127,7 +169,7 @@ class BrokerConfig:
         return None if value is None else str(value)
 
     def is_set(self, name: str) -> bool:
-        return name in self.values
+        return self.source(name) is not ConfigSource.DEFAULT_CONFIG
 
     @property
     def node_id(self) -> int:

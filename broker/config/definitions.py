@@ -71,6 +71,7 @@ class ConfigDef:
     validator: Validator | None = None
     broker_synonym: str | None = None
     sensitive: bool = False
+    dynamic: bool = False  # a broker key that AlterConfigs may change at run time
 
 
 def _defs(*items: ConfigDef) -> dict[str, ConfigDef]:
@@ -126,6 +127,7 @@ BROKER_CONFIGS = _defs(
         1048588,
         "Largest record batch a topic accepts by default.",
         at_least(0),
+        dynamic=True,
     ),
     ConfigDef(
         "socket.request.max.bytes",
@@ -140,14 +142,23 @@ BROKER_CONFIGS = _defs(
         1073741824,
         "Size at which a segment rolls.",
         at_least(14),
+        dynamic=True,
     ),
-    ConfigDef("log.roll.ms", ConfigType.LONG, None, "Age at which a segment rolls.", at_least(1)),
+    ConfigDef(
+        "log.roll.ms",
+        ConfigType.LONG,
+        None,
+        "Age at which a segment rolls.",
+        at_least(1),
+        dynamic=True,
+    ),
     ConfigDef(
         "log.roll.hours",
         ConfigType.INT,
         168,
         "Age at which a segment rolls, in hours.",
         at_least(1),
+        dynamic=True,
     ),
     ConfigDef(
         "log.index.interval.bytes",
@@ -155,6 +166,7 @@ BROKER_CONFIGS = _defs(
         4096,
         "Bytes between offset index entries.",
         at_least(0),
+        dynamic=True,
     ),
     ConfigDef(
         "log.flush.interval.messages",
@@ -162,6 +174,7 @@ BROKER_CONFIGS = _defs(
         LONG_MAX,
         "Records appended before an fsync (default: leave it to the page cache).",
         at_least(1),
+        dynamic=True,
     ),
     ConfigDef(
         "log.flush.interval.ms",
@@ -169,12 +182,37 @@ BROKER_CONFIGS = _defs(
         None,
         "Time before an fsync (default: leave it to the page cache).",
         at_least(0),
+        dynamic=True,
     ),
-    ConfigDef("log.retention.ms", ConfigType.LONG, None, "Time to keep a segment.", at_least(-1)),
-    ConfigDef("log.retention.minutes", ConfigType.INT, None, "Time to keep a segment, in minutes."),
-    ConfigDef("log.retention.hours", ConfigType.INT, 168, "Time to keep a segment, in hours."),
     ConfigDef(
-        "log.retention.bytes", ConfigType.LONG, -1, "Size to keep per partition.", at_least(-1)
+        "log.retention.ms",
+        ConfigType.LONG,
+        None,
+        "Time to keep a segment.",
+        at_least(-1),
+        dynamic=True,
+    ),
+    ConfigDef(
+        "log.retention.minutes",
+        ConfigType.INT,
+        None,
+        "Time to keep a segment, in minutes.",
+        dynamic=True,
+    ),
+    ConfigDef(
+        "log.retention.hours",
+        ConfigType.INT,
+        168,
+        "Time to keep a segment, in hours.",
+        dynamic=True,
+    ),
+    ConfigDef(
+        "log.retention.bytes",
+        ConfigType.LONG,
+        -1,
+        "Size to keep per partition.",
+        at_least(-1),
+        dynamic=True,
     ),
     ConfigDef(
         "log.cleanup.policy",
@@ -182,6 +220,7 @@ BROKER_CONFIGS = _defs(
         ["delete"],
         "delete, compact or both.",
         one_of("delete", "compact"),
+        dynamic=True,
     ),
     ConfigDef(
         "log.cleaner.delete.retention.ms",
@@ -189,6 +228,7 @@ BROKER_CONFIGS = _defs(
         86400000,
         "How long tombstones stay in a compacted log.",
         at_least(0),
+        dynamic=True,
     ),
     ConfigDef(
         "log.message.timestamp.type",
@@ -196,6 +236,7 @@ BROKER_CONFIGS = _defs(
         "CreateTime",
         "CreateTime or LogAppendTime.",
         one_of(*_TIMESTAMP_TYPES),
+        dynamic=True,
     ),
     ConfigDef(
         "compression.type",
@@ -203,6 +244,7 @@ BROKER_CONFIGS = _defs(
         "producer",
         "Codec of stored batches.",
         one_of(*_COMPRESSION),
+        dynamic=True,
     ),
     ConfigDef(
         "min.insync.replicas",
@@ -210,12 +252,14 @@ BROKER_CONFIGS = _defs(
         1,
         "In-sync replicas an acks=all write needs.",
         at_least(1),
+        dynamic=True,
     ),
     ConfigDef(
         "unclean.leader.election.enable",
         ConfigType.BOOLEAN,
         False,
         "Allow an out-of-sync replica to become leader.",
+        dynamic=True,
     ),
     ConfigDef(
         "replica.high.watermark.checkpoint.interval.ms",

@@ -5,44 +5,45 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from odradek.broker.cluster.metadata_image import TopicMetadata
+from odradek.broker.config.broker_config import ConfigSource
 from odradek.broker.config.definitions import BROKER_CONFIGS, TOPIC_CONFIGS, ConfigDef
 from odradek.broker.config.topic_config import broker_default
 from odradek.broker.server.context import BrokerContext
-
-# Kafka's DescribeConfigs config_source values.
-TOPIC_CONFIG = 1
-STATIC_BROKER_CONFIG = 4
-DEFAULT_CONFIG = 5
 
 
 @dataclass(frozen=True)
 class Synonym:
     name: str
     value: object
-    source: int
+    source: ConfigSource
 
 
 @dataclass(frozen=True)
 class ConfigEntry:
     name: str
     value: object
-    source: int
+    source: ConfigSource
     definition: ConfigDef
     synonyms: tuple[Synonym, ...]
 
 
 def describe_topic_config(context: BrokerContext, topic: TopicMetadata) -> list[ConfigEntry]:
     config = context.topic_config(topic)
+    broker = context.config
     entries = []
     for name, definition in TOPIC_CONFIGS.items():
         synonyms = []
         if name in topic.configs:
-            synonyms.append(Synonym(name, config.get(name), TOPIC_CONFIG))
+            synonyms.append(Synonym(name, config.get(name), ConfigSource.TOPIC_CONFIG))
         synonym = definition.broker_synonym
-        if synonym and context.config.is_set(synonym):
-            synonyms.append(Synonym(synonym, context.config.get(synonym), STATIC_BROKER_CONFIG))
+        if synonym:
+            synonyms.extend(
+                Synonym(synonym, value, source)
+                for source, value in broker.synonyms(synonym)
+                if source is not ConfigSource.DEFAULT_CONFIG
+            )
         synonyms.append(
-            Synonym(synonym or name, broker_default(context.config, name), DEFAULT_CONFIG)
+            Synonym(synonym or name, broker_default(broker, name), ConfigSource.DEFAULT_CONFIG)
         )
         first = synonyms[0]
         entries.append(ConfigEntry(name, first.value, first.source, definition, tuple(synonyms)))
@@ -50,11 +51,11 @@ def describe_topic_config(context: BrokerContext, topic: TopicMetadata) -> list[
 
 
 def describe_broker_config(context: BrokerContext) -> list[ConfigEntry]:
+    broker = context.config
     entries = []
     for name, definition in BROKER_CONFIGS.items():
-        source = STATIC_BROKER_CONFIG if context.config.is_set(name) else DEFAULT_CONFIG
-        value = context.config.get(name)
+        synonyms = tuple(Synonym(name, value, source) for source, value in broker.synonyms(name))
         entries.append(
-            ConfigEntry(name, value, source, definition, (Synonym(name, value, source),))
+            ConfigEntry(name, broker.get(name), broker.source(name), definition, synonyms)
         )
     return entries

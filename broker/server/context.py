@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from odradek.broker.cluster.metadata_image import TopicMetadata
+from odradek.broker.cluster.metadata_image import MetadataImage, TopicMetadata
 from odradek.broker.cluster.metadata_store import MetadataStore
 from odradek.broker.cluster.replica_manager import ReplicaManager
 from odradek.broker.config.broker_config import BrokerConfig
@@ -15,11 +15,34 @@ from odradek.broker.server.producer_ids import ProducerIdAllocator
 
 @dataclass
 class BrokerContext:
-    config: BrokerConfig
+    static_config: BrokerConfig
     store: MetadataStore
     replicas: ReplicaManager
     metrics: BrokerMetrics
     producer_ids: ProducerIdAllocator
+    # Resolved configs are cached against the immutable objects they came from.
+    _config_cache: tuple[MetadataImage, BrokerConfig] | None = field(default=None, repr=False)
+    _topic_configs: dict[str, tuple[TopicMetadata, BrokerConfig, TopicConfig]] = field(
+        default_factory=dict, repr=False
+    )
+
+    @property
+    def config(self) -> BrokerConfig:
+        """The effective broker configuration: static values under dynamic ones."""
+        image = self.store.image
+        if self._config_cache is None or self._config_cache[0] is not image:
+            dynamic = image.broker_configs
+            config = self.static_config.with_dynamic(
+                dynamic.get("", {}), dynamic.get(str(self.static_config.node_id), {})
+            )
+            self._config_cache = (image, config)
+        return self._config_cache[1]
 
     def topic_config(self, topic: TopicMetadata) -> TopicConfig:
-        return TopicConfig(self.config, validate_topic_configs(topic.configs))
+        broker = self.config
+        cached = self._topic_configs.get(topic.name)
+        if cached is None or cached[0] is not topic or cached[1] is not broker:
+            resolved = TopicConfig(broker, validate_topic_configs(topic.configs))
+            cached = (topic, broker, resolved)
+            self._topic_configs[topic.name] = cached
+        return cached[2]

@@ -6,7 +6,7 @@ import logging
 from collections.abc import Mapping, Sequence
 
 from odradek.broker.cluster.metadata_image import TopicMetadata
-from odradek.broker.cluster.topic_planning import plan_topic
+from odradek.broker.cluster.topic_planning import plan_new_partitions, plan_topic
 from odradek.broker.config.definitions import ConfigError
 from odradek.broker.config.topic_config import validate_topic_configs
 from odradek.broker.protocol.errors import ErrorCode, KafkaError
@@ -55,6 +55,23 @@ async def create_topic(
             extra={"topic": name},
         )
     return topic
+
+
+async def add_partitions(
+    context: BrokerContext,
+    name: str,
+    count: int,
+    assignments: Sequence[Sequence[int]] | None = None,
+    validate_only: bool = False,
+) -> None:
+    """Grow ``name`` to ``count`` partitions (CreatePartitions)."""
+    topic = context.store.image.topics.get(name)
+    if topic is None:
+        raise KafkaError(ErrorCode.unknown_topic_or_partition, f"no topic {name!r}")
+    partitions = plan_new_partitions(context.store.image, topic, count, assignments)
+    if not validate_only:
+        await context.store.add_partitions(name, partitions)
+        log.info("topic %s now has %d partitions", name, count, extra={"topic": name})
 
 
 async def delete_topic(context: BrokerContext, name: str) -> None:

@@ -5,11 +5,16 @@ from __future__ import annotations
 
 from odradek.broker.protocol.api_keys import ApiKey
 from odradek.broker.server.handlers import (
+    alter_configs,
     api_versions,
+    create_partitions,
     create_topics,
+    delete_records,
     delete_topics,
+    describe_cluster,
     describe_configs,
     fetch,
+    incremental_alter_configs,
     init_producer_id,
     list_offsets,
     metadata,
@@ -30,6 +35,11 @@ API_HANDLERS: dict[int, ApiHandler] = {
     ApiKey.INIT_PRODUCER_ID: ApiHandler(init_producer_id.handle, 0, 4),
     ApiKey.OFFSET_FOR_LEADER_EPOCH: ApiHandler(offset_for_leader_epoch.handle, 2, 4),
     ApiKey.DESCRIBE_CONFIGS: ApiHandler(describe_configs.handle, 0, 4),
+    ApiKey.ALTER_CONFIGS: ApiHandler(alter_configs.handle, 0, 2),
+    ApiKey.INCREMENTAL_ALTER_CONFIGS: ApiHandler(incremental_alter_configs.handle, 0, 1),
+    ApiKey.CREATE_PARTITIONS: ApiHandler(create_partitions.handle, 0, 3),
+    ApiKey.DELETE_RECORDS: ApiHandler(delete_records.handle, 0, 2),
+    ApiKey.DESCRIBE_CLUSTER: ApiHandler(describe_cluster.handle, 0, 1),
 }
 
 

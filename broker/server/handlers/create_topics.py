@@ -7,7 +7,7 @@ from typing import Any
 from odradek.broker.config.parsing import format_value
 from odradek.broker.protocol.errors import ErrorCode
 from odradek.broker.protocol.framing import Request
-from odradek.broker.server.config_description import TOPIC_CONFIG, describe_topic_config
+from odradek.broker.server.config_description import describe_topic_config
 from odradek.broker.server.context import BrokerContext
 from odradek.broker.server.handlers.errors import error_of
 from odradek.broker.server.topic_admin import create_topic
@@ -50,6 +50,5 @@ async def _create(context: BrokerContext, item: Any, validate_only: bool) -> dic
                 "is_sensitive": False,
             }
             for entry in describe_topic_config(context, topic)
-            if entry.source != TOPIC_CONFIG or entry.name in topic.configs
         ],
     }

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from odradek.broker.config.broker_config import ConfigSource
 from odradek.broker.config.parsing import format_value
 from odradek.broker.protocol.errors import ErrorCode, KafkaError
 from odradek.broker.protocol.framing import Request
 from odradek.broker.server.config_description import (
-    DEFAULT_CONFIG,
     ConfigEntry,
     describe_broker_config,
     describe_topic_config,
@@ -72,7 +72,7 @@ def _config(entry: ConfigEntry, synonyms: bool, documentation: bool) -> dict[str
         "name": entry.name,
         "value": format_value(entry.value),
         "read_only": False,
-        "is_default": entry.source == DEFAULT_CONFIG,
+        "is_default": entry.source is ConfigSource.DEFAULT_CONFIG,
         "config_source": entry.source,
         "is_sensitive": entry.definition.sensitive,
         "synonyms": [

@@ -8,6 +8,7 @@ from odradek.broker.cluster.metadata_image import MetadataImage, TopicMetadata
 from odradek.broker.protocol.errors import ErrorCode, KafkaError
 from odradek.broker.protocol.framing import Request
 from odradek.broker.server.context import BrokerContext
+from odradek.broker.server.handlers.types import AUTHORIZED_OPERATIONS_OMITTED
 from odradek.broker.server.topic_admin import create_topic
 
 
@@ -36,7 +37,7 @@ async def handle(context: BrokerContext, request: Request) -> dict[str, Any]:
         "cluster_id": image.cluster_id,
         "controller_id": image.controller_id,
         "topics": topics,
-        "cluster_authorized_operations": -2147483648,
+        "cluster_authorized_operations": AUTHORIZED_OPERATIONS_OMITTED,
     }
 
 
@@ -85,5 +86,5 @@ def topic_entry(topic: TopicMetadata) -> dict[str, Any]:
             }
             for state in topic.partitions
         ],
-        "topic_authorized_operations": -2147483648,
+        "topic_authorized_operations": AUTHORIZED_OPERATIONS_OMITTED,
     }

@@ -21,6 +21,9 @@ class EncodedResponse:
     chunks: Sequence[bytes | FileRegion]
 
 
+# Kafka's value for "authorized operations were not requested".
+AUTHORIZED_OPERATIONS_OMITTED = -(2**31)
+
 # A plain mapping is built into the response entity of the request's version.
 Response = Mapping[str, Any] | EncodedResponse | None
 Handler = Callable[[BrokerContext, Request], Awaitable[Response]]

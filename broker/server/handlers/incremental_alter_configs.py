@@ -1,0 +1,36 @@
+"""IncrementalAlterConfigs: SET, DELETE, APPEND and SUBTRACT single config values."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from odradek.broker.protocol.errors import ErrorCode
+from odradek.broker.protocol.framing import Request
+from odradek.broker.server.config_alteration import (
+    apply_incremental,
+    current_configs,
+    replace_configs,
+)
+from odradek.broker.server.context import BrokerContext
+from odradek.broker.server.handlers.errors import error_of
+
+
+async def handle(context: BrokerContext, request: Request) -> dict[str, Any]:
+    body = request.body
+    return {
+        "throttle_time": 0,
+        "responses": [await _alter(context, item, body.validate_only) for item in body.resources],
+    }
+
+
+async def _alter(context: BrokerContext, resource: Any, validate_only: bool) -> dict[str, Any]:
+    kind, name = resource.resource_type, resource.resource_name
+    result = {"resource_type": kind, "resource_name": name}
+    try:
+        changes = [(entry.name, entry.config_operation, entry.value) for entry in resource.configs]
+        updated = apply_incremental(current_configs(context, kind, name), changes, kind)
+        await replace_configs(context, kind, name, updated, validate_only)
+    except Exception as error:  # every failure becomes this resource's error code
+        code, message = error_of(error)
+        return {**result, "error_code": code, "error_message": message}
+    return {**result, "error_code": ErrorCode.none, "error_message": None}
