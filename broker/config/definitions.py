@@ -268,6 +268,39 @@ BROKER_CONFIGS = _defs(
         "How often high watermarks are checkpointed.",
         at_least(1),
     ),
+    ConfigDef(
+        "log.retention.check.interval.ms",
+        ConfigType.LONG,
+        300000,
+        "How often segments past retention are looked for.",
+        at_least(1),
+    ),
+    ConfigDef(
+        "log.cleaner.enable", ConfigType.BOOLEAN, True, "Run the cleaner for compacted topics."
+    ),
+    ConfigDef(
+        "log.cleaner.backoff.ms",
+        ConfigType.LONG,
+        15000,
+        "Pause of the cleaner when no log needs cleaning.",
+        at_least(0),
+    ),
+    ConfigDef(
+        "log.cleaner.min.cleanable.ratio",
+        ConfigType.DOUBLE,
+        0.5,
+        "Dirty share of a log before it is compacted.",
+        between(0, 1),
+        dynamic=True,
+    ),
+    ConfigDef(
+        "log.cleaner.min.compaction.lag.ms",
+        ConfigType.LONG,
+        0,
+        "Minimum age of a record before compaction may remove it.",
+        at_least(0),
+        dynamic=True,
+    ),
 )
 
 TOPIC_CONFIGS = _defs(
