@@ -90,6 +90,12 @@ def main(argv: list[str] | None = None) -> int:
         f"{args.partitions} partition(s), acks={args.acks}"
     )
     print(f"stored batches (sampled): {stored}")
+    if not stored.startswith(f"{args.compression}:"):
+        print(
+            f"note: the producer did not send {args.compression} batches; librdkafka "
+            "uses lz4 only if the broker advertises FindCoordinator, zstd only with "
+            "Produce >= 7 and Fetch >= 10"
+        )
     for result in results:
         print(result.line())
     return 0
