@@ -27,6 +27,7 @@ API_PRODUCE = 0
 API_FETCH = 1
 API_LIST_OFFSETS = 2
 API_METADATA = 3
+API_INIT_PRODUCER_ID = 22
 API_API_VERSIONS = 18
 
 EARLIEST_TIMESTAMP = -2
@@ -212,6 +213,20 @@ def list_offsets_request(topic: str, partition: int, timestamp: int) -> Request:
     )
 
 
+def init_producer_id_request() -> Request:
+    schema = load_request_schema(API_INIT_PRODUCER_ID, 4)
+    return Request(
+        API_INIT_PRODUCER_ID,
+        4,
+        schema(
+            transactional_id=None,
+            transaction_timeout=i32Timedelta.parse(datetime.timedelta(minutes=1)),
+            producer_id=i64(-1),
+            producer_epoch=i16(-1),
+        ),
+    )
+
+
 class WireClient:
     """One connection; ``call`` sends a kio request entity and decodes the answer."""
 
@@ -261,6 +276,12 @@ class WireClient:
         """Fetch v11 without waiting; returns the single partition response."""
         response = self.call(*fetch_request(topic, partition, offset, max_bytes))
         return response.responses[0].partitions[0]
+
+    def init_producer_id(self) -> tuple[int, int]:
+        """A fresh idempotent producer id and epoch."""
+        response = self.call(*init_producer_id_request())
+        assert response.error_code.value == 0, f"InitProducerId error {response.error_code!r}"
+        return int(response.producer_id), int(response.producer_epoch)
 
     def list_offset(self, topic: str, partition: int, timestamp: int) -> int:
         """ListOffsets v7 for one partition; asserts no error and returns the offset."""
@@ -341,16 +362,23 @@ def parse_batches(data: bytes) -> tuple[list[BatchInfo], int]:
 
 
 def build_batch(
-    values: list[bytes], base_timestamp_ms: int = 1_700_000_000_000, compression: int = 0
+    values: list[bytes],
+    base_timestamp_ms: int = 1_700_000_000_000,
+    compression: int = 0,
+    producer: tuple[int, int, int] = (-1, -1, -1),
 ) -> bytearray:
-    """A valid v2 batch (CRC-32C filled in) built with kafka-python's builder."""
+    """A valid v2 batch (CRC-32C filled in) built with kafka-python's builder.
+
+    ``producer`` is (producer id, epoch, base sequence) for idempotent batches.
+    """
+    producer_id, producer_epoch, base_sequence = producer
     builder = DefaultRecordBatchBuilder(
         magic=2,
         compression_type=compression,
         is_transactional=False,
-        producer_id=-1,
-        producer_epoch=-1,
-        base_sequence=-1,
+        producer_id=producer_id,
+        producer_epoch=producer_epoch,
+        base_sequence=base_sequence,
         batch_size=1 << 24,
     )
     for delta, value in enumerate(values):

@@ -21,6 +21,9 @@ acknowledged record may never go missing, whatever the flush policy.
 (b) A torn write: the last batch of the last segment is cut short while the
 broker is down after a SIGKILL; on restart the broker serves every batch
 before it and appends new records at the next contiguous offset.
+
+(c) Idempotent producer state (duplicates answered with their original
+offset, gaps refused) survives a clean and an unclean restart.
 """
 
 from __future__ import annotations
@@ -318,6 +321,48 @@ def test_restart_after_torn_last_batch_serves_whole_batches_and_appends_contiguo
     expected = [v for batch in range(kept // RECORDS_PER_BATCH) for v in batch_values(batch)]
     assert [r.offset for r in consumed] == list(range(kept + 1))
     assert [r.value for r in consumed] == [*expected, b"after recovery"]
+
+
+# -- (c) idempotent producer state -------------------------------------------------------------
+
+OUT_OF_ORDER_SEQUENCE_NUMBER = 45
+
+
+@pytest.mark.parametrize("stop", ["sigterm", "sigkill"])
+def test_idempotent_producer_state_survives_restart(
+    broker_factory: BrokerFactory, stop: str
+) -> None:
+    """Retried batches are recognised as duplicates (answered with their original offset,
+    not appended) and sequence gaps are refused, before and after a restart."""
+    broker = broker_factory()
+    topic = unique_name("producer-state")
+
+    def batch(sequence: int, count: int) -> bytes:
+        values = [f"seq {sequence + i}".encode() for i in range(count)]
+        return bytes(build_batch(values, producer=(producer_id, epoch, sequence)))
+
+    def produce(wire: WireClient, sequence: int, count: int) -> tuple[int, int]:
+        answer = wire.produce(topic, 0, batch(sequence, count))
+        return answer.error_code.value, answer.base_offset
+
+    with WireClient.to(broker.bootstrap) as wire:
+        wire.wait_for_topic(topic, auto_create=True)
+        producer_id, epoch = wire.init_producer_id()
+        assert produce(wire, 0, 3) == (0, 0)
+        assert produce(wire, 3, 2) == (0, 3)
+        assert produce(wire, 3, 2) == (0, 3), "a retried batch must get its original offset"
+        assert produce(wire, 10, 1)[0] == OUT_OF_ORDER_SEQUENCE_NUMBER
+        assert wire.list_offset(topic, 0, LATEST_TIMESTAMP) == 5
+
+    broker.restart(clean=stop == "sigterm")
+    with WireClient.to(broker.bootstrap) as wire:
+        assert produce(wire, 3, 2) == (0, 3), "duplicate not recognised after restart"
+        assert produce(wire, 10, 1)[0] == OUT_OF_ORDER_SEQUENCE_NUMBER
+        assert wire.list_offset(topic, 0, LATEST_TIMESTAMP) == 5
+        assert produce(wire, 5, 4) == (0, 5)
+        assert wire.list_offset(topic, 0, LATEST_TIMESTAMP) == 9
+    consumed = ConfluentClient().consume(broker.bootstrap, topic, 0, BEGINNING, 9)
+    assert [r.value for r in consumed] == [f"seq {n}".encode() for n in range(9)]
 
 
 # -- the checker itself --------------------------------------------------------------------------
