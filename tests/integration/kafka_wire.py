@@ -170,22 +170,30 @@ def produce_request(topic: str, partition: int, records: bytes, acks: int = -1) 
     )
 
 
-def fetch_request(topic: str, partition: int, offset: int, max_bytes: int = 1 << 20) -> Request:
+def fetch_request(
+    topic: str,
+    partition: int,
+    offset: int,
+    max_bytes: int = 1 << 20,
+    partition_max_bytes: int | None = None,
+    max_wait_ms: int = 0,
+    min_bytes: int = 0,
+) -> Request:
     schema = load_request_schema(API_FETCH, 11)
     fetch_partition = nested(schema, "FetchPartition")(
         partition=i32(partition),
         current_leader_epoch=i32(-1),
         fetch_offset=i64(offset),
         log_start_offset=i64(-1),
-        partition_max_bytes=i32(max_bytes),
+        partition_max_bytes=i32(max_bytes if partition_max_bytes is None else partition_max_bytes),
     )
     return Request(
         API_FETCH,
         11,
         schema(
             replica_id=i32(-1),
-            max_wait=i32Timedelta.parse(datetime.timedelta(milliseconds=0)),
-            min_bytes=i32(0),
+            max_wait=i32Timedelta.parse(datetime.timedelta(milliseconds=max_wait_ms)),
+            min_bytes=i32(min_bytes),
             max_bytes=i32(max_bytes),
             isolation_level=0,
             session_id=i32(0),
@@ -272,9 +280,12 @@ class WireClient:
         response = self.call(*produce_request(topic, partition, records, acks))
         return response.responses[0].partition_responses[0]
 
-    def fetch(self, topic: str, partition: int, offset: int, max_bytes: int = 1 << 20) -> Any:
-        """Fetch v11 without waiting; returns the single partition response."""
-        response = self.call(*fetch_request(topic, partition, offset, max_bytes))
+    def fetch(
+        self, topic: str, partition: int, offset: int, max_bytes: int = 1 << 20, **limits: int
+    ) -> Any:
+        """Fetch v11 (no waiting unless ``max_wait_ms``/``min_bytes`` say so); returns the
+        single partition response."""
+        response = self.call(*fetch_request(topic, partition, offset, max_bytes, **limits))
         return response.responses[0].partitions[0]
 
     def init_producer_id(self) -> tuple[int, int]:
