@@ -47,14 +47,14 @@ async def stop(memo: kopf.Memo, **_: Any) -> None:
     memo.resync.cancel()
 
 
-@kopf.on.resume(GROUP, VERSION, CLUSTERS.plural)
-@kopf.on.create(GROUP, VERSION, CLUSTERS.plural)
-@kopf.on.update(GROUP, VERSION, CLUSTERS.plural)
+@kopf.on.resume(group=GROUP, version=VERSION, plural=CLUSTERS.plural)
+@kopf.on.create(group=GROUP, version=VERSION, plural=CLUSTERS.plural)
+@kopf.on.update(group=GROUP, version=VERSION, plural=CLUSTERS.plural)
 def cluster_changed(body: kopf.Body, memo: kopf.Memo, logger: Log, **_: Any) -> None:
     CLUSTERS.run(memo.context, body, logger)
 
 
-@kopf.on.delete(GROUP, VERSION, CLUSTERS.plural, optional=True)
+@kopf.on.delete(group=GROUP, version=VERSION, plural=CLUSTERS.plural, optional=True)
 def cluster_deleted(body: kopf.Body, memo: kopf.Memo, **_: Any) -> None:
     """Best effort, without a finalizer: the one cluster-scoped object has no owner to GC it."""
     from ..builders.rbac import node_reader_binding
@@ -63,9 +63,9 @@ def cluster_deleted(body: kopf.Body, memo: kopf.Memo, **_: Any) -> None:
     memo.context.kube.delete(binding["apiVersion"], binding["kind"], binding["metadata"]["name"])
 
 
-@kopf.on.resume(GROUP, VERSION, TOPICS.plural)
-@kopf.on.create(GROUP, VERSION, TOPICS.plural)
-@kopf.on.update(GROUP, VERSION, TOPICS.plural)
+@kopf.on.resume(group=GROUP, version=VERSION, plural=TOPICS.plural)
+@kopf.on.create(group=GROUP, version=VERSION, plural=TOPICS.plural)
+@kopf.on.update(group=GROUP, version=VERSION, plural=TOPICS.plural)
 def topic_changed(body: kopf.Body, memo: kopf.Memo, logger: Log, **_: Any) -> None:
     TOPICS.run(memo.context, body, logger)
 
@@ -74,13 +74,13 @@ def _deletes_topic(spec: kopf.Spec, **_: Any) -> bool:
     return bool(spec.get("deletionPolicy", "Delete") == "Delete")
 
 
-@kopf.on.delete(GROUP, VERSION, TOPICS.plural, when=_deletes_topic)
+@kopf.on.delete(group=GROUP, version=VERSION, plural=TOPICS.plural, when=_deletes_topic)
 def topic_deleted(body: kopf.Body, memo: kopf.Memo, logger: Log, **_: Any) -> None:
     delete_topic(memo.context, body, logger)
 
 
-@kopf.on.resume(GROUP, VERSION, MIRRORMAKERS.plural)
-@kopf.on.create(GROUP, VERSION, MIRRORMAKERS.plural)
-@kopf.on.update(GROUP, VERSION, MIRRORMAKERS.plural)
+@kopf.on.resume(group=GROUP, version=VERSION, plural=MIRRORMAKERS.plural)
+@kopf.on.create(group=GROUP, version=VERSION, plural=MIRRORMAKERS.plural)
+@kopf.on.update(group=GROUP, version=VERSION, plural=MIRRORMAKERS.plural)
 def mirror_changed(body: kopf.Body, memo: kopf.Memo, logger: Log, **_: Any) -> None:
     MIRRORMAKERS.run(memo.context, body, logger)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+from collections import defaultdict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -14,6 +16,9 @@ from .topic_sync import sync_topic
 
 Sync = Callable[[Context, Mapping[str, Any], Log], object]
 
+_LOCKS: defaultdict[str, threading.Lock] = defaultdict(threading.Lock)
+"""One pass at a time per resource: kopf's handlers and the resync loop run in threads."""
+
 
 @dataclass(frozen=True)
 class Served:
@@ -22,7 +27,7 @@ class Served:
     sync: Sync
 
     def run(self, ctx: Context, body: Mapping[str, Any], logger: Log) -> None:
-        with measured(self.kind):
+        with _LOCKS[body["metadata"]["uid"]], measured(self.kind):
             self.sync(ctx, body, logger)
 
 
