@@ -13,6 +13,7 @@ from crc32c import crc32c
 from hypothesis import given
 from hypothesis import strategies as st
 from kafka.record.default_records import DefaultRecordBatch, DefaultRecordBatchBuilder
+
 from odradek.broker.protocol.compression import (
     GZIP,
     LZ4,
