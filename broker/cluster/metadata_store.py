@@ -67,6 +67,7 @@ class EmbeddedMetadataStore:
             controller_id=broker.node_id,
             brokers={broker.node_id: broker},
             topics={item["name"]: TopicMetadata.from_json(item) for item in data.get("topics", [])},
+            broker_configs=data.get("broker_configs", {}),
         )
         self._persist()
 

@@ -1,0 +1,146 @@
+"""Admin APIs through real admin clients: configs, partitions, records, cluster."""
+
+from __future__ import annotations
+
+import pytest
+from broker_process import Broker, BrokerFactory, unique_name
+from confluent_kafka import KafkaException, Producer
+from confluent_kafka.admin import (
+    AdminClient,
+    AlterConfigOpType,
+    ConfigEntry,
+    ConfigResource,
+    ConfigSource,
+    NewPartitions,
+    NewTopic,
+)
+from confluent_kafka.admin import ResourceType as Resource
+from kafka.admin import ConfigResource as KafkaPythonResource
+from kafka.admin import ConfigResourceType, KafkaAdminClient
+
+TIMEOUT = 10
+
+
+def _admin(broker: Broker) -> AdminClient:
+    return AdminClient({"bootstrap.servers": broker.bootstrap})
+
+
+def _create(admin: AdminClient, partitions: int = 1, **configs: str) -> str:
+    name = unique_name("admin")
+    admin.create_topics([NewTopic(name, partitions, 1, config=configs)])[name].result(TIMEOUT)
+    return name
+
+
+def _describe(admin: AdminClient, resource: ConfigResource) -> dict[str, ConfigEntry]:
+    return dict(admin.describe_configs([resource])[resource].result(TIMEOUT))
+
+
+def _incremental(
+    admin: AdminClient, kind: Resource, name: str, key: str, value: str | None,
+    op: AlterConfigOpType = AlterConfigOpType.SET,
+) -> None:  # fmt: skip
+    resource = ConfigResource(
+        kind, name, incremental_configs=[ConfigEntry(key, value, incremental_operation=op)]
+    )
+    admin.incremental_alter_configs([resource])[resource].result(TIMEOUT)
+
+
+def test_incremental_alter_sets_and_deletes_topic_configs(broker: Broker) -> None:
+    admin = _admin(broker)
+    name = _create(admin, **{"retention.ms": "100000"})
+    _incremental(admin, Resource.TOPIC, name, "cleanup.policy", "compact")
+    configs = _describe(admin, ConfigResource(Resource.TOPIC, name))
+    assert configs["cleanup.policy"].value == "compact"
+    assert configs["cleanup.policy"].source == ConfigSource.DYNAMIC_TOPIC_CONFIG.value
+    assert configs["retention.ms"].value == "100000"
+    assert configs["segment.bytes"].source == ConfigSource.DEFAULT_CONFIG.value
+    _incremental(admin, Resource.TOPIC, name, "retention.ms", None, AlterConfigOpType.DELETE)
+    configs = _describe(admin, ConfigResource(Resource.TOPIC, name))
+    assert configs["retention.ms"].value == str(7 * 24 * 3600 * 1000)
+
+
+def test_append_and_subtract_edit_list_configs(broker: Broker) -> None:
+    admin = _admin(broker)
+    name = _create(admin)
+    _incremental(admin, Resource.TOPIC, name, "cleanup.policy", "compact", AlterConfigOpType.APPEND)
+    assert _describe(admin, ConfigResource(Resource.TOPIC, name))["cleanup.policy"].value == (
+        "compact"
+    )
+    _incremental(admin, Resource.TOPIC, name, "cleanup.policy", "delete", AlterConfigOpType.APPEND)
+    _incremental(
+        admin, Resource.TOPIC, name, "cleanup.policy", "compact", AlterConfigOpType.SUBTRACT
+    )
+    assert _describe(admin, ConfigResource(Resource.TOPIC, name))["cleanup.policy"].value == (
+        "delete"
+    )
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "message"),
+    [("retention.ms", "soon", "retention.ms"), ("no.such.config", "1", "no.such.config")],
+)
+def test_invalid_topic_config_is_refused_with_invalid_config(
+    broker: Broker, key: str, value: str, message: str
+) -> None:
+    admin = _admin(broker)
+    name = _create(admin)
+    with pytest.raises(KafkaException, match=message) as raised:
+        _incremental(admin, Resource.TOPIC, name, key, value)
+    assert raised.value.args[0].name() == "INVALID_CONFIG"
+
+
+def test_kafka_python_alters_and_describes_topic_configs(broker: Broker) -> None:
+    name = _create(_admin(broker))
+    client = KafkaAdminClient(bootstrap_servers=broker.bootstrap)
+    try:
+        resource = KafkaPythonResource(ConfigResourceType.TOPIC, name, {"retention.ms": "5000"})
+        client.alter_configs([resource])
+        described = client.describe_configs([KafkaPythonResource(ConfigResourceType.TOPIC, name)])
+    finally:
+        client.close()
+    entry = described["topic"][name]["retention.ms"]
+    assert entry["value"] == "5000"
+    assert entry["config_source"] == "DYNAMIC_TOPIC_CONFIG"
+
+
+def test_dynamic_broker_config_becomes_every_topics_default(broker_factory: BrokerFactory) -> None:
+    broker = broker_factory()
+    admin = _admin(broker)
+    name = _create(admin)
+    _incremental(admin, Resource.BROKER, "0", "log.retention.ms", "60000")
+    broker_configs = _describe(admin, ConfigResource(Resource.BROKER, "0"))
+    assert broker_configs["log.retention.ms"].value == "60000"
+    assert broker_configs["log.retention.ms"].source == ConfigSource.DYNAMIC_BROKER_CONFIG.value
+    assert _describe(admin, ConfigResource(Resource.TOPIC, name))["retention.ms"].value == "60000"
+    broker.restart()
+    admin = _admin(broker)
+    assert _describe(admin, ConfigResource(Resource.TOPIC, name))["retention.ms"].value == "60000"
+
+
+def test_static_only_broker_config_cannot_change_dynamically(broker: Broker) -> None:
+    with pytest.raises(KafkaException, match=r"num\.partitions: cannot be changed dynamically"):
+        _incremental(_admin(broker), Resource.BROKER, "0", "num.partitions", "4")
+
+
+def test_create_partitions_grows_a_topic_and_refuses_shrinking(broker: Broker) -> None:
+    admin = _admin(broker)
+    name = _create(admin, partitions=2)
+    admin.create_partitions([NewPartitions(name, 5)])[name].result(TIMEOUT)
+    assert len(admin.list_topics(name, timeout=TIMEOUT).topics[name].partitions) == 5
+    producer = Producer({"bootstrap.servers": broker.bootstrap})
+    producer.produce(name, b"into a new partition", partition=4)
+    assert producer.flush(TIMEOUT) == 0
+    with pytest.raises(KafkaException) as raised:
+        admin.create_partitions([NewPartitions(name, 3)])[name].result(TIMEOUT)
+    assert raised.value.args[0].name() == "INVALID_PARTITIONS"
+
+
+def test_describe_cluster_names_this_broker_as_controller(broker: Broker) -> None:
+    client = KafkaAdminClient(bootstrap_servers=broker.bootstrap)
+    try:
+        cluster = client.describe_cluster()
+    finally:
+        client.close()
+    assert [node["broker_id"] for node in cluster["brokers"]] == [0]
+    assert cluster["controller_id"] == 0
+    assert cluster["cluster_id"]
