@@ -16,7 +16,7 @@ from ..planning.rebalance import plan_rebalance
 from ..planning.rolling_restart import Broker, Restart, Wait, next_restart
 from ..planning.scale_down import plan_scale_down
 from .context import Context, Log
-from .kafka_admin import ClusterMetadata, KafkaAdmin, KafkaUnavailable
+from .kafka_admin import ClusterMetadata, KafkaAdmin, KafkaAdminError
 from .observe_brokers import BrokerObservation, claim_name, observe_brokers
 from .report import report
 
@@ -68,7 +68,7 @@ def sync_cluster(ctx: Context, body: Mapping[str, Any], logger: Log) -> Obj:
 def _metadata(admin: KafkaAdmin) -> ClusterMetadata | None:
     try:
         return admin.describe()
-    except KafkaUnavailable:
+    except KafkaAdminError:
         return None
 
 
@@ -94,7 +94,7 @@ def _replicas(
         return current, Activity("ScaleDownRefused", plan.reason, refused=True)
     try:
         admin.reassign(plan.moves)
-    except KafkaUnavailable as error:
+    except KafkaAdminError as error:
         return current, Activity("Draining", f"{plan.reason}; reassignment failed: {error}")
     return current, Activity("Draining", plan.reason)
 
@@ -150,6 +150,6 @@ def _rebalance(
         return None
     try:
         admin.reassign(moves)
-    except KafkaUnavailable as error:
+    except KafkaAdminError as error:
         return Activity("Rebalancing", f"rebalance failed: {error}")
     return Activity("Rebalancing", f"moving {len(moves)} partition replicas to even out brokers")

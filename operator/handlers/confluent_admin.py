@@ -20,33 +20,34 @@ from confluent_kafka.admin import (  # type: ignore[attr-defined]  # re-exports
 from ..constants import MIN_INSYNC_REPLICAS
 from ..planning.partitions import Partition
 from ..planning.topic_changes import ObservedTopic
-from .kafka_admin import TIMEOUT_SECONDS, ClusterMetadata, KafkaUnavailable
+from .kafka_admin import TIMEOUT_SECONDS, ClusterMetadata, KafkaAdminError
 
 T = TypeVar("T")
 
 
-def _wait(future: Future[T]) -> T:
+def _wait(future: Future[T], timeout: float) -> T:
     try:
-        return future.result(timeout=TIMEOUT_SECONDS)
+        return future.result(timeout=timeout)
     except (KafkaException, TimeoutError) as error:
-        raise KafkaUnavailable(str(error)) from error
+        raise KafkaAdminError(str(error)) from error
 
 
 class ConfluentAdmin:
-    def __init__(self, bootstrap_servers: str) -> None:
+    def __init__(self, bootstrap_servers: str, timeout: float = TIMEOUT_SECONDS) -> None:
         self.bootstrap_servers = bootstrap_servers
+        self.timeout = timeout
         self._client = AdminClient(
-            {"bootstrap.servers": bootstrap_servers, "socket.timeout.ms": 10000}
+            {"bootstrap.servers": bootstrap_servers, "socket.timeout.ms": int(timeout * 1000)}
         )
 
     def _call(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         try:
             return fn(*args, **kwargs)
         except KafkaException as error:
-            raise KafkaUnavailable(str(error)) from error
+            raise KafkaAdminError(str(error)) from error
 
     def describe(self) -> ClusterMetadata:
-        metadata = self._call(self._client.list_topics, timeout=TIMEOUT_SECONDS)
+        metadata = self._call(self._client.list_topics, timeout=self.timeout)
         names = [n for n, t in metadata.topics.items() if t.error is None]
         min_isr = self._min_isr(names)
         partitions = tuple(
@@ -64,7 +65,7 @@ class ConfluentAdmin:
         futures = self._call(self._client.describe_configs, resources)
         result = {}
         for resource, future in futures.items():
-            entries = _wait(future).values()
+            entries = _wait(future, self.timeout).values()
             result[resource.name] = {
                 e.name: e.value
                 for e in entries
@@ -78,14 +79,15 @@ class ConfluentAdmin:
         return {n: int(c.get(MIN_INSYNC_REPLICAS, "1")) for n, c in configs.items()}
 
     def topic(self, name: str) -> ObservedTopic | None:
-        metadata = self._call(self._client.list_topics, topic=name, timeout=TIMEOUT_SECONDS)
+        # All topics: a Metadata request naming the topic may auto-create it.
+        metadata = self._call(self._client.list_topics, timeout=self.timeout)
         found = metadata.topics.get(name)
         if found is None or found.error is not None or not found.partitions:
             return None
         [description] = self._call(self._client.describe_topics, TopicCollection([name])).values()
         replicas = max(len(p.replicas) for p in found.partitions.values())
         return ObservedTopic(
-            topic_id=str(_wait(description).topic_id),
+            topic_id=str(_wait(description, self.timeout).topic_id),
             partitions=len(found.partitions),
             replicas=replicas,
             overrides=self._overrides([name], dynamic_only=True)[name],
@@ -98,13 +100,13 @@ class ConfluentAdmin:
             name, num_partitions=partitions, replication_factor=replicas, config=dict(configs)
         )
         for future in self._call(self._client.create_topics, [new]).values():
-            _wait(future)
+            _wait(future, self.timeout)
 
     def create_partitions(self, name: str, total: int) -> None:
         for future in self._call(
             self._client.create_partitions, [NewPartitions(name, total)]
         ).values():
-            _wait(future)
+            _wait(future, self.timeout)
 
     def alter_configs(self, name: str, set_: Mapping[str, str], delete: tuple[str, ...]) -> None:
         entries = [
@@ -112,22 +114,29 @@ class ConfluentAdmin:
         ] + [ConfigEntry(k, None, incremental_operation=AlterConfigOpType.DELETE) for k in delete]
         resource = ConfigResource(ConfigResource.Type.TOPIC, name, incremental_configs=entries)
         for future in self._call(self._client.incremental_alter_configs, [resource]).values():
-            _wait(future)
+            _wait(future, self.timeout)
 
     def reassign(self, moves: Mapping[tuple[str, int], tuple[int, ...]]) -> None:
         """confluent-kafka has no AlterPartitionReassignments; kafka-python does."""
         from kafka import TopicPartition
         from kafka.admin import KafkaAdminClient
+        from kafka.errors import KafkaError
 
-        client = KafkaAdminClient(bootstrap_servers=self.bootstrap_servers.split(","))
         try:
-            client.alter_partition_reassignments(
-                {TopicPartition(t, p): list(r) for (t, p), r in moves.items()},
-                timeout_ms=int(TIMEOUT_SECONDS * 1000),
-            )
-        finally:
-            client.close()
+            client = KafkaAdminClient(bootstrap_servers=self.bootstrap_servers.split(","))
+            try:
+                results = client.alter_partition_reassignments(
+                    {TopicPartition(t, p): list(r) for (t, p), r in moves.items()},
+                    timeout_ms=int(self.timeout * 1000),
+                )
+            finally:
+                client.close()
+        except KafkaError as error:
+            raise KafkaAdminError(f"reassignment failed: {error}") from error
+        refused = {f"{tp.topic}-{tp.partition}": e for tp, e in results.items() if e is not None}
+        if refused:
+            raise KafkaAdminError(f"reassignment refused: {refused}")
 
     def delete_topic(self, name: str) -> None:
         for future in self._call(self._client.delete_topics, [name]).values():
-            _wait(future)
+            _wait(future, self.timeout)

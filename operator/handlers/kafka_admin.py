@@ -12,8 +12,8 @@ from ..planning.topic_changes import ObservedTopic
 TIMEOUT_SECONDS = 10.0
 
 
-class KafkaUnavailable(Exception):
-    """The cluster could not be reached or did not answer in time."""
+class KafkaAdminError(Exception):
+    """The cluster could not be reached, did not answer in time, or refused the request."""
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from ..planning.conditions import Verdict, failed, progressing, ready
 from ..planning.mirror_topics import mirrored_topics
 from .cluster_sync import owner_of
 from .context import Context, Log
-from .kafka_admin import KafkaUnavailable
+from .kafka_admin import KafkaAdminError
 from .report import report
 
 
@@ -37,7 +37,7 @@ def sync_mirror(ctx: Context, body: Mapping[str, Any], logger: Log) -> dict[str,
     try:
         target = ctx.admin(bootstrap_for(spec.target, owner.namespace)).describe()
         fields["mirroredTopics"] = mirrored_topics(spec, {p.topic for p in target.partitions})
-    except KafkaUnavailable:
+    except KafkaAdminError:
         pass  # the topic list is informative; readiness comes from the Deployment
     return report(ctx, body, _verdicts(spec, ready_replicas), fields, MirrorMakerStatus, logger)
 

@@ -14,7 +14,7 @@ from ..planning.partitions import replica_load
 from ..planning.replica_placement import resize_replicas
 from ..planning.topic_changes import TopicPlan, plan_topic
 from .context import Context, Log
-from .kafka_admin import KafkaAdmin, KafkaUnavailable
+from .kafka_admin import KafkaAdmin, KafkaAdminError
 from .report import report
 
 DEFAULT_REPLICAS = 3
@@ -54,7 +54,7 @@ def sync_topic(ctx: Context, body: Mapping[str, Any], logger: Log) -> dict[str, 
         plan = plan_topic(spec, admin.topic(name), cluster_spec.replicas, default)
         _apply(admin, name, plan)
         observed = admin.topic(name)
-    except KafkaUnavailable as error:
+    except KafkaAdminError as error:
         message = f"cluster {spec.cluster} is unavailable: {error}"
         verdicts = progressing("ClusterUnavailable", message)
         return report(ctx, body, verdicts, fields, TopicStatus, logger)

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from odradek.operator.handlers.kafka_admin import ClusterMetadata, KafkaUnavailable
+from odradek.operator.handlers.kafka_admin import ClusterMetadata, KafkaAdminError
 from odradek.operator.planning.partitions import Partition
 from odradek.operator.planning.topic_changes import ObservedTopic
 
@@ -108,7 +108,7 @@ class MemoryKafka:
 
     def _check(self) -> None:
         if not self.available:
-            raise KafkaUnavailable("connection refused")
+            raise KafkaAdminError("connection refused")
 
     def describe(self) -> ClusterMetadata:
         self._check()
