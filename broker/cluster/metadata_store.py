@@ -43,6 +43,12 @@ class MetadataStore(Protocol):
 
     async def add_partitions(self, name: str, partitions: tuple[PartitionState, ...]) -> None: ...
 
+    async def update_partition(
+        self, topic: str, expected: PartitionState, state: PartitionState
+    ) -> bool:
+        """Compare-and-set of one partition's leadership state; False if it had changed."""
+        ...
+
     async def reserve_producer_ids(self, count: int) -> int:
         """Reserve ``count`` producer ids; returns the first."""
         ...
@@ -105,6 +111,17 @@ class EmbeddedMetadataStore:
         self._apply(
             self._image.with_topic(replace(topic, partitions=topic.partitions + partitions))
         )
+
+    async def update_partition(
+        self, topic: str, expected: PartitionState, state: PartitionState
+    ) -> bool:
+        current = self._topic(topic)
+        if current.partitions[state.partition] != expected:
+            return False
+        partitions = list(current.partitions)
+        partitions[state.partition] = state
+        self._apply(self._image.with_topic(replace(current, partitions=tuple(partitions))))
+        return True
 
     async def reserve_producer_ids(self, count: int) -> int:
         first = self._next_producer_id

@@ -1,0 +1,208 @@
+"""A thin asyncio client for etcd v3 over its JSON gateway (aiohttp).
+
+etcd serves gRPC and, on the same port, a JSON translation of it under /v3/.
+Odradek needs only ranges, puts, deletes, transactions (compare-and-set),
+leases and watches, which the gateway covers; speaking it with aiohttp (already
+the broker's HTTP library) avoids a gRPC stack and a client library that lags
+etcd. Keys and values are base64 in the JSON, and 64-bit numbers are strings.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import logging
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import aiohttp
+
+log = logging.getLogger(__name__)
+
+
+class EtcdError(Exception):
+    """etcd could not be reached or refused a request."""
+
+
+@dataclass(frozen=True)
+class KeyValue:
+    key: str
+    value: bytes
+    create_revision: int
+    mod_revision: int
+    lease: int = 0
+
+
+@dataclass(frozen=True)
+class WatchEvent:
+    deleted: bool
+    kv: KeyValue
+
+
+@dataclass(frozen=True)
+class Compare:
+    """One condition of a transaction: ``target`` of ``key`` compared with ``value``."""
+
+    key: str
+    target: str  # "CREATE", "MOD", "VERSION", "VALUE" or "LEASE"
+    value: int | bytes
+    result: str = "EQUAL"
+
+    def to_json(self) -> dict[str, Any]:
+        field = {"CREATE": "create_revision", "MOD": "mod_revision", "VERSION": "version",
+                 "VALUE": "value", "LEASE": "lease"}[self.target]  # fmt: skip
+        value = _b64(self.value) if isinstance(self.value, bytes) else str(self.value)
+        return {"key": _b64(self.key), "target": self.target, "result": self.result, field: value}
+
+
+def key_absent(key: str) -> Compare:
+    return Compare(key, "CREATE", 0)
+
+
+def unchanged_since(key: str, mod_revision: int) -> Compare:
+    return Compare(key, "MOD", mod_revision)
+
+
+def put_op(key: str, value: bytes, lease: int = 0) -> dict[str, Any]:
+    request: dict[str, Any] = {"key": _b64(key), "value": _b64(value)}
+    if lease:
+        request["lease"] = str(lease)
+    return {"request_put": request}
+
+
+def delete_op(key: str, prefix: bool = False) -> dict[str, Any]:
+    request = {"key": _b64(key)}
+    if prefix:
+        request["range_end"] = _b64(_prefix_end(key))
+    return {"request_delete_range": request}
+
+
+class EtcdClient:
+    def __init__(self, endpoints: Sequence[str], timeout: float = 5.0) -> None:
+        if not endpoints:
+            raise ValueError("etcd needs at least one endpoint")
+        self._endpoints = [e if "://" in e else f"http://{e}" for e in endpoints]
+        self._timeout = aiohttp.ClientTimeout(total=timeout)
+        self._session: aiohttp.ClientSession | None = None
+
+    async def close(self) -> None:
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
+
+    async def get(self, key: str) -> KeyValue | None:
+        reply = await self._call("/v3/kv/range", {"key": _b64(key)})
+        kvs = reply.get("kvs", [])
+        return _kv(kvs[0]) if kvs else None
+
+    async def get_prefix(self, prefix: str) -> tuple[int, list[KeyValue]]:
+        """(revision, every key under ``prefix``) in one consistent read."""
+        reply = await self._call(
+            "/v3/kv/range", {"key": _b64(prefix), "range_end": _b64(_prefix_end(prefix))}
+        )
+        return int(reply["header"]["revision"]), [_kv(item) for item in reply.get("kvs", [])]
+
+    async def put(self, key: str, value: bytes, lease: int = 0) -> int:
+        reply = await self._call("/v3/kv/put", put_op(key, value, lease)["request_put"])
+        return int(reply["header"]["revision"])
+
+    async def delete(self, key: str, prefix: bool = False) -> None:
+        await self._call("/v3/kv/deleterange", delete_op(key, prefix)["request_delete_range"])
+
+    async def txn(
+        self,
+        compares: Sequence[Compare],
+        success: Sequence[dict[str, Any]],
+        failure: Sequence[dict[str, Any]] = (),
+    ) -> bool:
+        """Run ``success`` if every compare holds, else ``failure``; True if it held."""
+        reply = await self._call(
+            "/v3/kv/txn",
+            {
+                "compare": [compare.to_json() for compare in compares],
+                "success": list(success),
+                "failure": list(failure),
+            },
+        )
+        return bool(reply.get("succeeded", False))
+
+    async def grant_lease(self, ttl_seconds: int) -> int:
+        reply = await self._call("/v3/lease/grant", {"TTL": str(ttl_seconds)})
+        return int(reply["ID"])
+
+    async def keep_alive(self, lease: int) -> int:
+        """Refresh ``lease``; returns its TTL in seconds, 0 if it has expired."""
+        reply = await self._call("/v3/lease/keepalive", {"ID": str(lease)})
+        return int(reply.get("result", {}).get("TTL", 0))
+
+    async def revoke(self, lease: int) -> None:
+        await self._call("/v3/lease/revoke", {"ID": str(lease)})
+
+    async def watch_prefix(self, prefix: str, start_revision: int) -> AsyncIterator[WatchEvent]:
+        """Every change under ``prefix`` from ``start_revision`` on, until the stream breaks."""
+        request = {
+            "create_request": {
+                "key": _b64(prefix),
+                "range_end": _b64(_prefix_end(prefix)),
+                "start_revision": str(start_revision),
+            }
+        }
+        session = self._ensure_session()
+        url = self._endpoints[0] + "/v3/watch"
+        try:
+            async with session.post(
+                url, json=request, timeout=aiohttp.ClientTimeout(total=None, sock_read=None)
+            ) as response:
+                async for line in response.content:
+                    if not line.strip():
+                        continue
+                    result = json.loads(line).get("result", {})
+                    if result.get("canceled"):
+                        raise EtcdError(f"watch canceled: {result.get('cancel_reason', '')}")
+                    for event in result.get("events", []):
+                        yield WatchEvent(event.get("type") == "DELETE", _kv(event["kv"]))
+        except (aiohttp.ClientError, OSError) as error:
+            raise EtcdError(f"watch of {prefix} broke: {error}") from error
+
+    def _ensure_session(self) -> aiohttp.ClientSession:
+        if self._session is None:
+            self._session = aiohttp.ClientSession(timeout=self._timeout)
+        return self._session
+
+    async def _call(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
+        session = self._ensure_session()
+        last_error: Exception | None = None
+        for index, endpoint in enumerate(self._endpoints):
+            try:
+                async with session.post(endpoint + path, json=body) as response:
+                    reply: dict[str, Any] = await response.json(content_type=None)
+                    if response.status != 200 or "error" in reply:
+                        raise EtcdError(f"etcd {path}: {reply.get('error', response.status)}")
+                    if index:  # prefer the endpoint that answered from now on
+                        self._endpoints.insert(0, self._endpoints.pop(index))
+                    return reply
+            except (aiohttp.ClientError, OSError, TimeoutError) as error:
+                last_error = error
+        raise EtcdError(f"no etcd endpoint answered {path}: {last_error}")
+
+
+def _b64(value: str | bytes) -> str:
+    raw = value.encode() if isinstance(value, str) else value
+    return base64.b64encode(raw).decode()
+
+
+def _prefix_end(prefix: str) -> bytes:
+    raw = bytearray(prefix.encode())
+    raw[-1] += 1  # the smallest key greater than every key with this prefix
+    return bytes(raw)
+
+
+def _kv(item: dict[str, Any]) -> KeyValue:
+    return KeyValue(
+        key=base64.b64decode(item["key"]).decode(),
+        value=base64.b64decode(item.get("value", "")),
+        create_revision=int(item.get("create_revision", 0)),
+        mod_revision=int(item.get("mod_revision", 0)),
+        lease=int(item.get("lease", 0)),
+    )

@@ -1,0 +1,381 @@
+"""Cluster metadata in etcd, like ZooKeeper in classic Kafka.
+
+Layout under ``/odradek/<cluster>/``: ``brokers/<id>`` (leased: the broker's
+liveness), ``controller`` (leased, created with a compare-and-set),
+``controller_epoch``, ``topics/<name>`` (id, replica assignment, configs),
+``partitions/<topic>/<p>`` (leader, leader epoch, ISR), ``configs/<resource>``
+(dynamic broker configs), ``producer_ids`` and ``cluster_id``. Every broker
+keeps a local image of it, fed by one watch; every write of partition state is
+a compare-and-set on the revision the image was built from.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import uuid
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
+
+from odradek.broker.cluster.etcd_client import (
+    Compare,
+    EtcdClient,
+    EtcdError,
+    KeyValue,
+    delete_op,
+    key_absent,
+    put_op,
+    unchanged_since,
+)
+from odradek.broker.cluster.metadata_image import (
+    BrokerRegistration,
+    MetadataImage,
+    PartitionState,
+    TopicMetadata,
+)
+from odradek.broker.cluster.metadata_store import Listener
+from odradek.broker.protocol.errors import ErrorCode, KafkaError
+
+log = logging.getLogger(__name__)
+
+NO_CONTROLLER = -1
+
+
+class EtcdMetadataStore:
+    """A broker's view of, and writes to, the cluster metadata in etcd."""
+
+    def __init__(
+        self, client: EtcdClient, cluster: str, broker: BrokerRegistration, session_ttl_s: int
+    ) -> None:
+        self._client = client
+        self._prefix = f"/odradek/{cluster}/"
+        self._broker = broker
+        self._ttl = session_ttl_s
+        self._listeners: list[Listener] = []
+        self._image = MetadataImage(cluster_id="", controller_id=NO_CONTROLLER)
+        self._kvs: dict[str, KeyValue] = {}
+        self._lease = 0
+        self._tasks: list[asyncio.Task[None]] = []
+        self.session_lost = asyncio.Event()
+        self.controller_epoch = 0
+
+    # --- lifecycle ------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Register this broker (leased) and load the image; the watch keeps it current."""
+        await self._client.txn(
+            [key_absent(self._key("cluster_id"))],
+            [put_op(self._key("cluster_id"), uuid.uuid4().hex[:22].encode())],
+        )
+        self._lease = await self._client.grant_lease(self._ttl)
+        registered = await self._client.txn(
+            [key_absent(self._broker_key(self._broker.node_id))],
+            [
+                put_op(
+                    self._broker_key(self._broker.node_id),
+                    _encode_broker(self._broker),
+                    self._lease,
+                )
+            ],
+        )
+        if not registered:
+            raise KafkaError(
+                ErrorCode.inconsistent_cluster_id,
+                f"broker id {self._broker.node_id} is already registered in etcd "
+                "(another broker with this node.id is running, or its session has not expired)",
+            )
+        revision, kvs = await self._client.get_prefix(self._prefix)
+        self._kvs = {kv.key: kv for kv in kvs}
+        self._rebuild()
+        self._tasks = [
+            asyncio.create_task(self._watch(revision + 1)),
+            asyncio.create_task(self._keep_alive()),
+        ]
+
+    async def stop(self) -> None:
+        for task in self._tasks:
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        with contextlib.suppress(EtcdError):
+            await self._client.revoke(self._lease)
+        await self._client.close()
+
+    @property
+    def lease(self) -> int:
+        return self._lease
+
+    async def announce_shutdown(self) -> None:
+        """Mark this broker as shutting down so the controller moves its leaderships."""
+        await self._client.put(
+            self._broker_key(self._broker.node_id),
+            _encode_broker(self._broker, shutting_down=True),
+            self._lease,
+        )
+
+    # --- MetadataStore --------------------------------------------------------------------
+
+    @property
+    def image(self) -> MetadataImage:
+        return self._image
+
+    def subscribe(self, listener: Listener) -> None:
+        self._listeners.append(listener)
+
+    async def create_topic(self, topic: TopicMetadata) -> None:
+        ops = [put_op(self._topic_key(topic.name), _encode_topic(topic))]
+        ops += [
+            put_op(self._partition_key(topic.name, state.partition), _encode_partition(state))
+            for state in topic.partitions
+        ]
+        if not await self._client.txn([key_absent(self._topic_key(topic.name))], ops):
+            raise KafkaError(ErrorCode.topic_already_exists, f"topic {topic.name!r} already exists")
+        await self._wait_for(lambda image: topic.name in image.topics)
+
+    async def delete_topic(self, name: str) -> None:
+        kv = self._kvs.get(self._topic_key(name))
+        if kv is None:
+            raise KafkaError(ErrorCode.unknown_topic_or_partition, f"no topic {name!r}")
+        ops = [delete_op(self._topic_key(name)), delete_op(self._key(f"partitions/{name}/"), True)]
+        await self._client.txn([], ops)
+        await self._wait_for(lambda image: name not in image.topics)
+
+    async def set_topic_configs(self, name: str, configs: dict[str, str]) -> None:
+        topic = self._existing_topic(name)
+        updated = replace(topic, configs=configs)
+        await self._client.put(self._topic_key(name), _encode_topic(updated))
+        await self._wait_for(lambda image: image.topics.get(name, topic).configs == configs)
+
+    async def set_broker_configs(self, resource: str, configs: dict[str, str]) -> None:
+        await self._client.put(self._key(f"configs/{resource}"), json.dumps(configs).encode())
+        await self._wait_for(lambda image: image.broker_configs.get(resource) == configs)
+
+    async def add_partitions(self, name: str, partitions: tuple[PartitionState, ...]) -> None:
+        topic = self._existing_topic(name)
+        updated = replace(topic, partitions=topic.partitions + partitions)
+        topic_kv = self._kvs[self._topic_key(name)]
+        ops = [put_op(self._topic_key(name), _encode_topic(updated))]
+        ops += [
+            put_op(self._partition_key(name, state.partition), _encode_partition(state))
+            for state in partitions
+        ]
+        if not await self._client.txn([unchanged_since(topic_kv.key, topic_kv.mod_revision)], ops):
+            raise KafkaError(ErrorCode.reassignment_in_progress, "the topic changed; try again")
+        count = len(updated.partitions)
+        await self._wait_for(lambda image: len(image.topics[name].partitions) == count)
+
+    async def update_partition(
+        self, topic: str, expected: PartitionState, state: PartitionState
+    ) -> bool:
+        key = self._partition_key(topic, state.partition)
+        kv = self._kvs.get(key)
+        current = self._image.topics.get(topic)
+        if kv is None or current is None or current.partitions[state.partition] != expected:
+            return False
+        return await self._client.txn(
+            [unchanged_since(key, kv.mod_revision)], [put_op(key, _encode_partition(state))]
+        )
+
+    async def update_partitions_as_controller(
+        self, controller_revision: int, updates: list[tuple[str, PartitionState, PartitionState]]
+    ) -> bool:
+        """Write several partition states at once, only while our controllership holds."""
+        compares: list[Compare] = [unchanged_since(self._key("controller"), controller_revision)]
+        ops = []
+        for topic, expected, state in updates:
+            key = self._partition_key(topic, state.partition)
+            kv = self._kvs.get(key)
+            current = self._image.topics.get(topic)
+            if kv is None or current is None or current.partitions[state.partition] != expected:
+                return False
+            compares.append(unchanged_since(key, kv.mod_revision))
+            ops.append(put_op(key, _encode_partition(state)))
+        return await self._client.txn(compares, ops)
+
+    async def reserve_producer_ids(self, count: int) -> int:
+        key = self._key("producer_ids")
+        while True:
+            kv = await self._client.get(key)
+            first = int(kv.value) if kv else 0
+            condition = unchanged_since(key, kv.mod_revision) if kv else key_absent(key)
+            if await self._client.txn([condition], [put_op(key, str(first + count).encode())]):
+                return first
+
+    # --- controller election ---------------------------------------------------------------
+
+    async def try_become_controller(self) -> int | None:
+        """Take the controller key if nobody holds it; returns its revision when we won."""
+        key = self._key("controller")
+        epoch_key = self._key("controller_epoch")
+        epoch_kv = await self._client.get(epoch_key)
+        epoch = int(epoch_kv.value) + 1 if epoch_kv else 1
+        record = json.dumps({"node_id": self._broker.node_id, "epoch": epoch}).encode()
+        won = await self._client.txn(
+            [key_absent(key), unchanged_since(epoch_key, epoch_kv.mod_revision) if epoch_kv
+             else key_absent(epoch_key)],
+            [put_op(key, record, self._lease), put_op(epoch_key, str(epoch).encode())],
+        )  # fmt: skip
+        if not won:
+            return None
+        controller = await self._client.get(key)
+        if controller is None or json.loads(controller.value)["node_id"] != self._broker.node_id:
+            return None
+        self.controller_epoch = epoch
+        return controller.mod_revision
+
+    def live_brokers(self) -> dict[int, bool]:
+        """Registered brokers and whether each is shutting down."""
+        prefix = self._key("brokers/")
+        return {
+            int(key[len(prefix) :]): bool(json.loads(kv.value).get("shutting_down", False))
+            for key, kv in self._kvs.items()
+            if key.startswith(prefix)
+        }
+
+    # --- internals --------------------------------------------------------------------------
+
+    def _key(self, suffix: str) -> str:
+        return self._prefix + suffix
+
+    def _broker_key(self, node_id: int) -> str:
+        return self._key(f"brokers/{node_id}")
+
+    def _topic_key(self, name: str) -> str:
+        return self._key(f"topics/{name}")
+
+    def _partition_key(self, topic: str, partition: int) -> str:
+        return self._key(f"partitions/{topic}/{partition}")
+
+    def _existing_topic(self, name: str) -> TopicMetadata:
+        topic = self._image.topics.get(name)
+        if topic is None:
+            raise KafkaError(ErrorCode.unknown_topic_or_partition, f"no topic {name!r}")
+        return topic
+
+    async def _wait_for(self, condition: Callable[[MetadataImage], bool]) -> None:
+        """Wait until the watch has brought our own write into the image."""
+        async with asyncio.timeout(10):
+            while not condition(self._image):
+                changed = asyncio.get_running_loop().create_future()
+                self._listeners.append(_once(changed))
+                await changed
+
+    async def _watch(self, revision: int) -> None:
+        while True:
+            try:
+                async for event in self._client.watch_prefix(self._prefix, revision):
+                    if event.deleted:
+                        self._kvs.pop(event.kv.key, None)
+                    else:
+                        self._kvs[event.kv.key] = event.kv
+                    revision = event.kv.mod_revision + 1
+                    self._rebuild()
+            except EtcdError as error:
+                log.warning("metadata watch interrupted (%s); resuming", error)
+            await asyncio.sleep(0.5)
+
+    async def _keep_alive(self) -> None:
+        interval = max(self._ttl / 3, 0.2)
+        while True:
+            await asyncio.sleep(interval)
+            try:
+                ttl = await self._client.keep_alive(self._lease)
+            except EtcdError as error:
+                log.warning("cannot refresh the etcd session: %s", error)
+                continue
+            if ttl <= 0:
+                log.error("etcd session of broker %d expired", self._broker.node_id)
+                self.session_lost.set()
+                return
+
+    def _rebuild(self) -> None:
+        old = self._image
+        self._image = _image_from(self._prefix, self._kvs)
+        for listener in list(self._listeners):
+            listener(old, self._image)
+
+
+def _once(future: asyncio.Future[None]) -> Listener:
+    def listener(old: MetadataImage, new: MetadataImage) -> None:
+        if not future.done():
+            future.set_result(None)
+
+    return listener
+
+
+def _image_from(prefix: str, kvs: dict[str, KeyValue]) -> MetadataImage:
+    brokers: dict[int, BrokerRegistration] = {}
+    topics: dict[str, dict[str, Any]] = {}
+    states: dict[tuple[str, int], dict[str, Any]] = {}
+    configs: dict[str, dict[str, str]] = {}
+    cluster_id, controller = "", NO_CONTROLLER
+    for key, kv in kvs.items():
+        path = key[len(prefix) :].split("/")
+        data = kv.value
+        if path[0] == "brokers":
+            item = json.loads(data)
+            brokers[item["node_id"]] = BrokerRegistration(
+                item["node_id"], item["host"], item["port"], item.get("rack")
+            )
+        elif path[0] == "topics":
+            topics[path[1]] = json.loads(data)
+        elif path[0] == "partitions":
+            states[(path[1], int(path[2]))] = json.loads(data)
+        elif path[0] == "configs":
+            configs[path[1]] = json.loads(data)
+        elif path[0] == "controller":
+            controller = json.loads(data)["node_id"]
+        elif path[0] == "cluster_id":
+            cluster_id = data.decode()
+    image_topics = {}
+    for name, item in topics.items():
+        partitions = []
+        for index, replicas in enumerate(item["replicas"]):
+            state = states.get((name, index))
+            if state is None:
+                break  # written in the same transaction; absent only mid-deletion
+            partitions.append(
+                PartitionState(
+                    index,
+                    tuple(replicas),
+                    state["leader"],
+                    state["leader_epoch"],
+                    tuple(state["isr"]),
+                )
+            )
+        image_topics[name] = TopicMetadata(
+            name, uuid.UUID(item["topic_id"]), tuple(partitions), item["configs"],
+            item.get("internal", False),
+        )  # fmt: skip
+    return MetadataImage(cluster_id, controller, brokers, image_topics, configs)
+
+
+def _encode_broker(broker: BrokerRegistration, shutting_down: bool = False) -> bytes:
+    return json.dumps(
+        {
+            "node_id": broker.node_id,
+            "host": broker.host,
+            "port": broker.port,
+            "rack": broker.rack,
+            "shutting_down": shutting_down,
+        }
+    ).encode()
+
+
+def _encode_topic(topic: TopicMetadata) -> bytes:
+    return json.dumps(
+        {
+            "topic_id": str(topic.topic_id),
+            "replicas": [list(state.replicas) for state in topic.partitions],
+            "configs": dict(topic.configs),
+            "internal": topic.internal,
+        }
+    ).encode()
+
+
+def _encode_partition(state: PartitionState) -> bytes:
+    return json.dumps(
+        {"leader": state.leader, "leader_epoch": state.leader_epoch, "isr": list(state.isr)}
+    ).encode()

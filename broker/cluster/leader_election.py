@@ -1,0 +1,78 @@
+"""The controller's decisions about partition leadership (pure functions).
+
+When brokers die or start shutting down, each affected partition gets a new
+leader from its in-sync replicas (preferred order first) and a leader epoch one
+higher; dead and departing replicas leave the ISR. With no in-sync replica
+left, the partition goes offline (leader -1) unless the topic allows unclean
+election, in which case any live replica leads. Preferred-leader election moves
+leadership back to the first replica once it is in sync again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Iterator
+from dataclasses import replace
+
+from odradek.broker.cluster.metadata_image import MetadataImage, PartitionState
+
+NO_LEADER = -1
+Change = tuple[str, PartitionState, PartitionState]  # topic, current state, new state
+
+
+def elect_for_state(
+    state: PartitionState, eligible: Collection[int], live: Collection[int], unclean: bool
+) -> PartitionState:
+    """The state ``state`` should have, given eligible (live, staying) and live brokers."""
+    isr = tuple(replica for replica in state.isr if replica in eligible)
+    if state.leader in eligible:
+        if state.leader not in isr:
+            isr = (state.leader, *isr)
+        return replace(state, isr=isr)
+    candidates = [replica for replica in state.replicas if replica in isr]
+    if candidates:
+        return replace(state, leader=candidates[0], leader_epoch=state.leader_epoch + 1, isr=isr)
+    if state.leader in live:
+        return state  # shutting down with nobody in sync to take over: it keeps leading
+    if unclean:
+        survivors = [replica for replica in state.replicas if replica in eligible]
+        if survivors:
+            return replace(
+                state, leader=survivors[0], leader_epoch=state.leader_epoch + 1,
+                isr=(survivors[0],),
+            )  # fmt: skip
+    if state.leader == NO_LEADER:
+        return state
+    # Keep the last ISR so that one of its members, and no other replica, leads on return.
+    return replace(state, leader=NO_LEADER, leader_epoch=state.leader_epoch + 1)
+
+
+def plan_elections(
+    image: MetadataImage,
+    live: Collection[int],
+    shutting_down: Collection[int],
+    unclean_allowed: Callable[[str], bool],
+) -> list[Change]:
+    """Leadership and ISR changes that the live and departing brokers call for."""
+    eligible = {broker for broker in live if broker not in shutting_down}
+    return [
+        (topic, state, new)
+        for topic, state in _states(image)
+        if (new := elect_for_state(state, eligible, live, unclean_allowed(topic))) != state
+    ]
+
+
+def plan_preferred_leaders(image: MetadataImage, live: Collection[int]) -> list[Change]:
+    """Move leadership to each partition's first replica where it is live and in sync."""
+    changes = []
+    for topic, state in _states(image):
+        preferred = state.replicas[0]
+        if state.leader != preferred and preferred in live and preferred in state.isr:
+            new = replace(state, leader=preferred, leader_epoch=state.leader_epoch + 1)
+            changes.append((topic, state, new))
+    return changes
+
+
+def _states(image: MetadataImage) -> Iterator[tuple[str, PartitionState]]:
+    for topic in image.topics.values():
+        for state in topic.partitions:
+            yield topic.name, state
