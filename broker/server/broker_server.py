@@ -15,6 +15,9 @@ from odradek.broker.cluster.metadata_image import BrokerRegistration, TopicMetad
 from odradek.broker.cluster.metadata_store import EmbeddedMetadataStore
 from odradek.broker.cluster.replica_manager import ReplicaManager
 from odradek.broker.config.broker_config import BrokerConfig
+from odradek.broker.group.coordinator import GroupCoordinator
+from odradek.broker.group.group_config import GroupConfig
+from odradek.broker.group.group_metrics import GroupCollector
 from odradek.broker.log.log_config import LogConfig
 from odradek.broker.log.log_manager import LogManager
 from odradek.broker.server.connection import Connection
@@ -57,9 +60,20 @@ class BrokerServer:
         store = EmbeddedMetadataStore(data_dir, registration)
         metrics = BrokerMetrics(self._partition_samples)
         replicas = ReplicaManager(config.node_id, self._logs, self._log_config)
-        self.context = BrokerContext(config, store, replicas, metrics, ProducerIdAllocator(store))
+        groups = GroupCoordinator(
+            config.node_id,
+            GroupConfig.from_broker(config),
+            store,
+            replicas,
+            config.get_int("min.insync.replicas"),
+        )
+        self.context = BrokerContext(
+            config, store, replicas, metrics, ProducerIdAllocator(store), groups
+        )
         replicas.apply(None, store.image)
         store.subscribe(replicas.apply)
+        groups.start()  # after the replicas: it loads the __consumer_offsets partitions they hold
+        metrics.registry.register(GroupCollector(groups))
 
         self._http_runner = web.AppRunner(
             build_http_app(metrics.registry, lambda: self._ready), access_log=None
@@ -90,6 +104,8 @@ class BrokerServer:
         for task in [*self._connections, *self._background]:
             task.cancel()
         await asyncio.gather(*self._connections, *self._background, return_exceptions=True)
+        if self.context is not None:
+            await self.context.groups.stop()
         if self._http_runner is not None:
             await self._http_runner.cleanup()
         if self._logs is not None:

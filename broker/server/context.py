@@ -9,6 +9,7 @@ from odradek.broker.cluster.metadata_store import MetadataStore
 from odradek.broker.cluster.replica_manager import ReplicaManager
 from odradek.broker.config.broker_config import BrokerConfig
 from odradek.broker.config.topic_config import TopicConfig, validate_topic_configs
+from odradek.broker.group.coordinator import GroupCoordinator
 from odradek.broker.server.metrics import BrokerMetrics
 from odradek.broker.server.producer_ids import ProducerIdAllocator
 
@@ -20,6 +21,7 @@ class BrokerContext:
     replicas: ReplicaManager
     metrics: BrokerMetrics
     producer_ids: ProducerIdAllocator
+    groups: GroupCoordinator
     # Resolved configs are cached against the immutable objects they came from.
     _config_cache: tuple[MetadataImage, BrokerConfig] | None = field(default=None, repr=False)
     _topic_configs: dict[str, tuple[TopicMetadata, BrokerConfig, TopicConfig]] = field(

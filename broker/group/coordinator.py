@@ -1,0 +1,334 @@
+"""The group coordinator: what the group APIs' handlers call.
+
+Membership (JoinGroup, SyncGroup, Heartbeat, LeaveGroup) runs in ``Rebalancer``;
+which groups this broker serves and their storage is ``GroupCatalog``; this
+module adds the offset APIs, the group admin APIs and offset expiry.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+
+from odradek.broker.cluster.metadata_image import BrokerRegistration
+from odradek.broker.cluster.metadata_store import MetadataStore
+from odradek.broker.cluster.replica_manager import ReplicaManager
+from odradek.broker.group.consumer_protocol import CONSUMER_PROTOCOL_TYPE
+from odradek.broker.group.group import Group, TopicPartition
+from odradek.broker.group.group_catalog import GroupCatalog
+from odradek.broker.group.group_config import GroupConfig
+from odradek.broker.group.group_state import GroupState
+from odradek.broker.group.member import JoinResult, SyncResult
+from odradek.broker.group.offsets_retention import expired_offsets
+from odradek.broker.group.offsets_topic import find_group_coordinator
+from odradek.broker.group.rebalance import UNKNOWN_MEMBER_ID, JoinRequest, Rebalancer, SyncRequest
+from odradek.broker.group.record_format import (
+    CommittedOffset,
+    GroupKey,
+    OffsetKey,
+    encode_key,
+    encode_offset,
+)
+from odradek.broker.protocol.errors import ErrorCode, KafkaError
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class OffsetToCommit:
+    offset: int
+    leader_epoch: int
+    metadata: str | None
+    retention_ms: int = -1  # OffsetCommit v2-v4's retention_time; -1: the broker's retention
+
+
+class GroupCoordinator:
+    def __init__(
+        self,
+        node_id: int,
+        config: GroupConfig,
+        store: MetadataStore,
+        replicas: ReplicaManager,
+        min_insync: int,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.config = config
+        self._store = store
+        self._replicas = replicas
+        self._clock = clock
+        self.rebalancer = Rebalancer(config, self._persist_group, clock)
+        self.catalog = GroupCatalog(
+            node_id,
+            replicas,
+            min_insync,
+            config.commit_timeout_ms,
+            on_loaded=self.rebalancer.start_sessions,
+            on_unloaded=lambda group: self.rebalancer.forget(group, ErrorCode.not_coordinator),
+        )
+        self.offset_commits = 0
+        self._expiry: asyncio.Task[None] | None = None
+
+    # --- life cycle ----------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Serve the groups of the partitions this broker leads now and whenever that changes."""
+        self.catalog.on_metadata(None, self._store.image)
+        self._store.subscribe(self.catalog.on_metadata)
+        self._expiry = asyncio.get_running_loop().create_task(self._expire_offsets_every())
+
+    async def stop(self) -> None:
+        if self._expiry is not None:
+            self._expiry.cancel()
+            await asyncio.gather(self._expiry, return_exceptions=True)
+        await self.catalog.close()
+        await self.rebalancer.close()
+        for group in self.catalog.groups.values():
+            self.rebalancer.forget(group, ErrorCode.not_coordinator)
+
+    async def find_coordinator(self, group_id: str) -> BrokerRegistration:
+        return await find_group_coordinator(self._store, self.config, group_id)
+
+    # --- membership ----------------------------------------------------------------------------
+
+    async def join(self, group_id: str, request: JoinRequest) -> JoinResult:
+        try:
+            group = self._group(group_id, valid_if_empty=False)
+        except KafkaError as error:
+            return JoinResult(error.code, request.member_id)
+        if group is None:
+            if request.member_id != UNKNOWN_MEMBER_ID:
+                return JoinResult(ErrorCode.unknown_member_id, request.member_id)
+            group = self.catalog.groups[group_id] = Group(group_id)
+        return await self.rebalancer.join(group, request)
+
+    async def sync(self, group_id: str, request: SyncRequest) -> SyncResult:
+        try:
+            group = self._existing(group_id, ErrorCode.unknown_member_id, valid_if_empty=False)
+            return await self.rebalancer.sync(group, request)
+        except KafkaError as error:
+            return SyncResult(error.code)
+
+    def heartbeat(
+        self, group_id: str, member_id: str, group_instance_id: str | None, generation: int
+    ) -> None:
+        group = self._existing(group_id, ErrorCode.unknown_member_id, valid_if_empty=False)
+        self.rebalancer.heartbeat(group, member_id, group_instance_id, generation)
+
+    def leave(self, group_id: str, members: list[tuple[str, str | None]]) -> list[ErrorCode]:
+        group = self._existing(group_id, ErrorCode.unknown_member_id, valid_if_empty=False)
+        return self.rebalancer.leave(group, members)
+
+    # --- offsets -------------------------------------------------------------------------------
+
+    async def commit_offsets(
+        self,
+        group_id: str,
+        generation: int,
+        member_id: str,
+        group_instance_id: str | None,
+        offsets: Mapping[TopicPartition, OffsetToCommit],
+    ) -> dict[TopicPartition, ErrorCode]:
+        try:
+            group = self._group(group_id, valid_if_empty=True)
+            if group is None:
+                if generation >= 0:
+                    raise KafkaError(ErrorCode.illegal_generation)
+                group = self.catalog.groups[group_id] = Group(group_id, state_timestamp=self._now())
+            self._check_commit(group, generation, member_id, group_instance_id)
+        except KafkaError as error:
+            return dict.fromkeys(offsets, error.code)
+        results, accepted = self._validate_offsets(offsets)
+        if accepted:
+            try:
+                await self._write_offsets(group, accepted)
+            except KafkaError as error:
+                results.update(dict.fromkeys(accepted, error.code))
+            else:
+                results.update(dict.fromkeys(accepted, ErrorCode.none))
+                self.offset_commits += len(accepted)
+        return results
+
+    def _check_commit(
+        self, group: Group, generation: int, member_id: str, group_instance_id: str | None
+    ) -> None:
+        if group.is_(GroupState.DEAD):
+            raise KafkaError(ErrorCode.coordinator_not_available)
+        if group.is_fenced(member_id, group_instance_id):
+            raise KafkaError(ErrorCode.fenced_instance_id)
+        if generation < 0 and group.is_(GroupState.EMPTY):
+            return  # a standalone consumer (assign()) only stores offsets here
+        if group.is_(GroupState.COMPLETING_REBALANCE):
+            raise KafkaError(ErrorCode.rebalance_in_progress)
+        member = group.members.get(member_id)
+        if member is None:
+            raise KafkaError(ErrorCode.unknown_member_id)
+        if generation != group.generation:
+            raise KafkaError(ErrorCode.illegal_generation)
+        self.rebalancer.heartbeat(group, member_id, group_instance_id, generation)
+
+    def _validate_offsets(
+        self, offsets: Mapping[TopicPartition, OffsetToCommit]
+    ) -> tuple[dict[TopicPartition, ErrorCode], dict[TopicPartition, CommittedOffset]]:
+        image = self._store.image
+        now = self._now()
+        errors: dict[TopicPartition, ErrorCode] = {}
+        accepted: dict[TopicPartition, CommittedOffset] = {}
+        for (topic, partition), item in offsets.items():
+            known = image.topics.get(topic)
+            if known is None or not 0 <= partition < len(known.partitions):
+                errors[(topic, partition)] = ErrorCode.unknown_topic_or_partition
+            elif len((item.metadata or "").encode()) > self.config.offset_metadata_max_bytes:
+                errors[(topic, partition)] = ErrorCode.offset_metadata_too_large
+            else:
+                expire = now + item.retention_ms if item.retention_ms >= 0 else -1
+                accepted[(topic, partition)] = CommittedOffset(
+                    item.offset, item.leader_epoch, item.metadata, now, expire
+                )
+        return errors, accepted
+
+    async def _write_offsets(
+        self, group: Group, offsets: Mapping[TopicPartition, CommittedOffset | None]
+    ) -> None:
+        """Store (or, with None, delete) offsets of ``group``, then apply them in memory."""
+        records = [
+            (
+                encode_key(OffsetKey(group.group_id, topic, partition)),
+                encode_offset(value) if value is not None else None,
+            )
+            for (topic, partition), value in offsets.items()
+        ]
+        await self.catalog.write(group.group_id, records)
+        for key, value in offsets.items():
+            if value is None:
+                group.offsets.pop(key, None)
+            else:
+                group.offsets[key] = value
+
+    def fetch_offsets(
+        self, group_id: str, partitions: Iterable[TopicPartition] | None
+    ) -> dict[TopicPartition, CommittedOffset | None]:
+        """Committed offsets (None: none committed); ``partitions=None`` asks for all."""
+        group = self._group(group_id, valid_if_empty=True)
+        committed = group.offsets if group is not None else {}
+        if partitions is None:
+            return dict(committed)
+        return {key: committed.get(key) for key in partitions}
+
+    async def delete_offsets(
+        self, group_id: str, partitions: Iterable[TopicPartition]
+    ) -> dict[TopicPartition, ErrorCode]:
+        group = self._existing(group_id, ErrorCode.group_id_not_found, valid_if_empty=True)
+        if group.is_(GroupState.DEAD):
+            raise KafkaError(ErrorCode.group_id_not_found)
+        subscribed: frozenset[str] = frozenset()
+        if not group.is_(GroupState.EMPTY):
+            if group.protocol_type != CONSUMER_PROTOCOL_TYPE:
+                raise KafkaError(ErrorCode.non_empty_group)
+            subscribed = group.subscribed_topics() or frozenset()
+        results = {
+            key: ErrorCode.group_subscribed_to_topic if key[0] in subscribed else ErrorCode.none
+            for key in partitions
+        }
+        deletable = {key: None for key, code in results.items() if code is ErrorCode.none}
+        if deletable:
+            await self._write_offsets(group, deletable)
+        return results
+
+    # --- group administration ------------------------------------------------------------------
+
+    def describe(self, group_id: str) -> Group | None:
+        """The group, or None if this coordinator has none of that id (Kafka: Dead)."""
+        return self._group(group_id, valid_if_empty=True)
+
+    def list_groups(self, states: Iterable[str] = ()) -> list[Group]:
+        wanted = {state.lower() for state in states}
+        if self.catalog.loading:
+            raise KafkaError(ErrorCode.coordinator_load_in_progress)
+        return [
+            group
+            for group in self.catalog.groups.values()
+            if not wanted or group.state.value.lower() in wanted
+        ]
+
+    async def delete_group(self, group_id: str) -> None:
+        group = self._existing(group_id, ErrorCode.group_id_not_found, valid_if_empty=True)
+        if group.is_(GroupState.DEAD):
+            raise KafkaError(ErrorCode.group_id_not_found)
+        if not group.is_(GroupState.EMPTY):
+            raise KafkaError(ErrorCode.non_empty_group)
+        await self._remove_group(group)
+
+    async def _remove_group(self, group: Group) -> None:
+        """Tombstone the group and its offsets, then forget it."""
+        records = [
+            (encode_key(OffsetKey(group.group_id, topic, partition)), None)
+            for topic, partition in group.offsets
+        ]
+        records.append((encode_key(GroupKey(group.group_id)), None))
+        await self.catalog.write(group.group_id, records)
+        group.transition(GroupState.DEAD, self._now())
+        self.rebalancer.forget(group, ErrorCode.coordinator_not_available)
+        if self.catalog.groups.get(group.group_id) is group:
+            del self.catalog.groups[group.group_id]
+        log.info("group %s deleted", group.group_id)
+
+    # --- offset expiry -------------------------------------------------------------------------
+
+    async def _expire_offsets_every(self) -> None:
+        while True:
+            await asyncio.sleep(self.config.offsets_retention_check_interval_ms / 1000)
+            await self.expire_offsets()
+
+    async def expire_offsets(self) -> None:
+        """Delete offsets past retention; an empty group left without offsets is removed."""
+        now = self._now()
+        for group in list(self.catalog.groups.values()):
+            expired = expired_offsets(group, now, self.config.offsets_retention_ms)
+            try:
+                if expired:
+                    await self._write_offsets(group, dict.fromkeys(expired))
+                    log.info("group %s: %d offsets expired", group.group_id, len(expired))
+                if group.is_(GroupState.EMPTY) and not group.offsets:
+                    await self._remove_group(group)
+            except KafkaError as error:
+                log.warning("group %s: expiring offsets failed: %s", group.group_id, error.message)
+
+    # --- metrics -------------------------------------------------------------------------------
+
+    def lag_samples(self) -> list[tuple[str, str, int, int]]:
+        """(group, topic, partition, lag) for committed offsets of partitions led here."""
+        samples = []
+        for group in self.catalog.groups.values():
+            for (topic, partition), committed in group.offsets.items():
+                try:
+                    replica = self._replicas.get(topic, partition)
+                except KafkaError:
+                    continue
+                if replica.is_leader:
+                    lag = max(replica.high_watermark - committed.offset, 0)
+                    samples.append((group.group_id, topic, partition, lag))
+        return samples
+
+    # --- helpers -------------------------------------------------------------------------------
+
+    def _group(self, group_id: str, *, valid_if_empty: bool) -> Group | None:
+        """The group if this broker coordinates it, None if it has no such group."""
+        if not group_id and not valid_if_empty:
+            raise KafkaError(ErrorCode.invalid_group_id)
+        self.catalog.check_owned(group_id)
+        return self.catalog.groups.get(group_id)
+
+    def _existing(self, group_id: str, missing: ErrorCode, *, valid_if_empty: bool) -> Group:
+        group = self._group(group_id, valid_if_empty=valid_if_empty)
+        if group is None:
+            raise KafkaError(missing)
+        return group
+
+    async def _persist_group(self, group: Group) -> None:
+        await self.catalog.persist_group(group)
+
+    def _now(self) -> int:
+        return int(self._clock() * 1000)

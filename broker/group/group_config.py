@@ -1,0 +1,41 @@
+"""The coordinator's settings, read once from the broker configuration (Kafka's names).
+
+The defaults live with the keys in ``config/definitions.py``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from odradek.broker.config.broker_config import BrokerConfig
+
+
+@dataclass(frozen=True)
+class GroupConfig:
+    offsets_topic_partitions: int
+    offsets_topic_replication_factor: int
+    offsets_retention_ms: int
+    offsets_retention_check_interval_ms: int
+    initial_rebalance_delay_ms: int
+    min_session_timeout_ms: int
+    max_session_timeout_ms: int
+    max_size: int
+    offset_metadata_max_bytes: int
+    commit_timeout_ms: int
+
+    @classmethod
+    def from_broker(cls, config: BrokerConfig) -> GroupConfig:
+        return cls(
+            offsets_topic_partitions=config.get_int("offsets.topic.num.partitions"),
+            offsets_topic_replication_factor=config.get_int("offsets.topic.replication.factor"),
+            offsets_retention_ms=config.get_int("offsets.retention.minutes") * 60_000,
+            offsets_retention_check_interval_ms=config.get_int(
+                "offsets.retention.check.interval.ms"
+            ),
+            initial_rebalance_delay_ms=config.get_int("group.initial.rebalance.delay.ms"),
+            min_session_timeout_ms=config.get_int("group.min.session.timeout.ms"),
+            max_session_timeout_ms=config.get_int("group.max.session.timeout.ms"),
+            max_size=config.get_int("group.max.size"),
+            offset_metadata_max_bytes=config.get_int("offset.metadata.max.bytes"),
+            commit_timeout_ms=config.get_int("offsets.commit.timeout.ms"),
+        )

@@ -1,0 +1,246 @@
+"""The records the coordinator writes to ``__consumer_offsets``: our own versioned format.
+
+Every record's key starts with its type, every value with its version, so a
+reader can skip or refuse what it does not know and later versions can add
+fields. A null value is a tombstone (compaction drops the key). Big-endian;
+``string`` is i16 length + UTF-8 (-1 = null), ``bytes`` i32 length + data.
+
+- offset commit: key ``type=0 i16, group string, topic string, partition i32``;
+  value v0 ``version=0 i16, offset i64, leader_epoch i32, metadata string,
+  commit_timestamp i64, expire_timestamp i64`` (-1: none).
+- group metadata: key ``type=1 i16, group string``; value v0 ``version=0 i16,
+  protocol_type string, generation i32, protocol string, leader string,
+  state_timestamp i64, members i32 count`` then per member ``member_id string,
+  group_instance_id string, client_id string, client_host string,
+  rebalance_timeout_ms i32, session_timeout_ms i32, subscription bytes,
+  assignment bytes``.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+
+OFFSET_KEY_TYPE = 0
+GROUP_KEY_TYPE = 1
+OFFSET_VALUE_VERSION = 0
+GROUP_VALUE_VERSION = 0
+
+
+class RecordFormatError(ValueError):
+    """Bytes that are not a coordinator record this broker can read."""
+
+
+@dataclass(frozen=True)
+class OffsetKey:
+    group_id: str
+    topic: str
+    partition: int
+
+
+@dataclass(frozen=True)
+class GroupKey:
+    group_id: str
+
+
+@dataclass(frozen=True)
+class CommittedOffset:
+    offset: int
+    leader_epoch: int
+    metadata: str | None
+    commit_timestamp: int
+    expire_timestamp: int = -1  # set by OffsetCommit v2-v4's retention_time
+
+
+@dataclass(frozen=True)
+class StoredMember:
+    member_id: str
+    group_instance_id: str | None
+    client_id: str
+    client_host: str
+    rebalance_timeout_ms: int
+    session_timeout_ms: int
+    subscription: bytes
+    assignment: bytes
+
+
+@dataclass(frozen=True)
+class StoredGroup:
+    protocol_type: str | None
+    generation: int
+    protocol_name: str | None
+    leader_id: str | None
+    state_timestamp: int
+    members: tuple[StoredMember, ...]
+
+
+RecordKey = OffsetKey | GroupKey
+
+
+def encode_key(key: RecordKey) -> bytes:
+    out = _Writer()
+    if isinstance(key, OffsetKey):
+        out.i16(OFFSET_KEY_TYPE).string(key.group_id).string(key.topic).i32(key.partition)
+    else:
+        out.i16(GROUP_KEY_TYPE).string(key.group_id)
+    return out.done()
+
+
+def decode_key(data: bytes) -> RecordKey:
+    reader = _Reader(data)
+    kind = reader.i16()
+    if kind == OFFSET_KEY_TYPE:
+        key: RecordKey = OffsetKey(reader.text(), reader.text(), reader.i32())
+    elif kind == GROUP_KEY_TYPE:
+        key = GroupKey(reader.text())
+    else:
+        raise RecordFormatError(f"unknown coordinator record key type {kind}")
+    reader.end()
+    return key
+
+
+def encode_offset(value: CommittedOffset) -> bytes:
+    out = _Writer().i16(OFFSET_VALUE_VERSION).i64(value.offset).i32(value.leader_epoch)
+    out.string(value.metadata).i64(value.commit_timestamp).i64(value.expire_timestamp)
+    return out.done()
+
+
+def decode_offset(data: bytes) -> CommittedOffset:
+    reader = _Reader(data)
+    reader.version(OFFSET_VALUE_VERSION)
+    value = CommittedOffset(reader.i64(), reader.i32(), reader.string(), reader.i64(), reader.i64())
+    reader.end()
+    return value
+
+
+def encode_group(value: StoredGroup) -> bytes:
+    out = _Writer().i16(GROUP_VALUE_VERSION).string(value.protocol_type).i32(value.generation)
+    out.string(value.protocol_name).string(value.leader_id).i64(value.state_timestamp)
+    out.i32(len(value.members))
+    for member in value.members:
+        out.string(member.member_id).string(member.group_instance_id)
+        out.string(member.client_id).string(member.client_host)
+        out.i32(member.rebalance_timeout_ms).i32(member.session_timeout_ms)
+        out.blob(member.subscription).blob(member.assignment)
+    return out.done()
+
+
+def decode_group(data: bytes) -> StoredGroup:
+    reader = _Reader(data)
+    reader.version(GROUP_VALUE_VERSION)
+    protocol_type, generation = reader.string(), reader.i32()
+    protocol_name, leader_id, state_timestamp = reader.string(), reader.string(), reader.i64()
+    members = tuple(
+        StoredMember(
+            reader.text(),
+            reader.string(),
+            reader.text(),
+            reader.text(),
+            reader.i32(),
+            reader.i32(),
+            reader.blob(),
+            reader.blob(),
+        )
+        for _ in range(reader.count())
+    )
+    reader.end()
+    return StoredGroup(
+        protocol_type, generation, protocol_name, leader_id, state_timestamp, members
+    )
+
+
+_I16 = struct.Struct(">h")
+_I32 = struct.Struct(">i")
+_I64 = struct.Struct(">q")
+
+
+class _Writer:
+    def __init__(self) -> None:
+        self._out = bytearray()
+
+    def i16(self, value: int) -> _Writer:
+        self._out += _I16.pack(value)
+        return self
+
+    def i32(self, value: int) -> _Writer:
+        self._out += _I32.pack(value)
+        return self
+
+    def i64(self, value: int) -> _Writer:
+        self._out += _I64.pack(value)
+        return self
+
+    def string(self, value: str | None) -> _Writer:
+        if value is None:
+            return self.i16(-1)
+        encoded = value.encode()
+        self.i16(len(encoded))
+        self._out += encoded
+        return self
+
+    def blob(self, value: bytes) -> _Writer:
+        self.i32(len(value))
+        self._out += value
+        return self
+
+    def done(self) -> bytes:
+        return bytes(self._out)
+
+
+class _Reader:
+    def __init__(self, data: bytes) -> None:
+        self._data = data
+        self._position = 0
+
+    def _take(self, size: int) -> bytes:
+        end = self._position + size
+        if size < 0 or end > len(self._data):
+            raise RecordFormatError("coordinator record is truncated")
+        chunk = self._data[self._position : end]
+        self._position = end
+        return chunk
+
+    def i16(self) -> int:
+        value: int = _I16.unpack(self._take(2))[0]
+        return value
+
+    def i32(self) -> int:
+        value: int = _I32.unpack(self._take(4))[0]
+        return value
+
+    def i64(self) -> int:
+        value: int = _I64.unpack(self._take(8))[0]
+        return value
+
+    def count(self) -> int:
+        count = self.i32()
+        if count < 0:
+            raise RecordFormatError("negative array length in coordinator record")
+        return count
+
+    def version(self, highest: int) -> None:
+        version = self.i16()
+        if not 0 <= version <= highest:
+            raise RecordFormatError(f"coordinator record value version {version} is unknown")
+
+    def string(self) -> str | None:
+        length = self.i16()
+        if length == -1:
+            return None
+        try:
+            return self._take(length).decode()
+        except UnicodeDecodeError as error:
+            raise RecordFormatError(f"coordinator record string: {error}") from None
+
+    def text(self) -> str:
+        value = self.string()
+        if value is None:
+            raise RecordFormatError("null where the coordinator record needs a string")
+        return value
+
+    def blob(self) -> bytes:
+        return self._take(self.i32())
+
+    def end(self) -> None:
+        if self._position != len(self._data):
+            raise RecordFormatError("coordinator record has bytes after its last field")

@@ -1,0 +1,61 @@
+"""DescribeGroups v0-5: state, protocol and members (with assignments when Stable)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from odradek.broker.group.group import Group
+from odradek.broker.group.group_state import GroupState
+from odradek.broker.protocol.errors import ErrorCode
+from odradek.broker.protocol.framing import Request
+from odradek.broker.server.context import BrokerContext
+from odradek.broker.server.handlers.errors import error_of
+
+NO_OPERATIONS = -2147483648
+
+
+async def handle(context: BrokerContext, request: Request) -> dict[str, Any]:
+    return {
+        "throttle_time": 0,
+        "groups": [_describe(context, group_id) for group_id in request.body.groups],
+    }
+
+
+def _describe(context: BrokerContext, group_id: str) -> dict[str, Any]:
+    try:
+        group = context.groups.describe(group_id)
+    except Exception as error:  # every failure becomes this group's error code
+        code, _ = error_of(error)
+        return _entry(group_id, code, GroupState.DEAD.value)
+    if group is None:
+        # before v6 an unknown group is described as Dead, without an error
+        return _entry(group_id, ErrorCode.none, GroupState.DEAD.value)
+    return _entry(group_id, ErrorCode.none, group.state.value, group)
+
+
+def _entry(
+    group_id: str, code: ErrorCode, state: str, group: Group | None = None
+) -> dict[str, Any]:
+    stable = group is not None and group.is_(GroupState.STABLE)
+    protocol = group.protocol_name if group is not None and stable else None
+    members = [] if group is None else list(group.members.values())
+    return {
+        "error_code": code,
+        "group_id": group_id,
+        "group_state": state,
+        "protocol_type": (group.protocol_type or "") if group is not None else "",
+        "protocol_data": protocol or "",
+        "members": [
+            {
+                "member_id": member.member_id,
+                "group_instance_id": member.group_instance_id,
+                "client_id": member.client_id,
+                "client_host": member.client_host,
+                # Kafka shows metadata and assignment only once the group is Stable
+                "member_metadata": member.metadata_for(protocol) if protocol else b"",
+                "member_assignment": member.assignment if stable else b"",
+            }
+            for member in members
+        ],
+        "authorized_operations": NO_OPERATIONS,
+    }

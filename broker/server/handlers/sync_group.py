@@ -1,0 +1,29 @@
+"""SyncGroup v0-5: the leader hands in the assignment; every member gets its own."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from odradek.broker.group.rebalance import SyncRequest
+from odradek.broker.protocol.framing import Request
+from odradek.broker.server.context import BrokerContext
+
+
+async def handle(context: BrokerContext, request: Request) -> dict[str, Any]:
+    body = request.body
+    sync = SyncRequest(
+        member_id=body.member_id,
+        group_instance_id=getattr(body, "group_instance_id", None),
+        generation=body.generation_id,
+        protocol_type=getattr(body, "protocol_type", None),
+        protocol_name=getattr(body, "protocol_name", None),
+        assignments={item.member_id: item.assignment for item in body.assignments},
+    )
+    result = await context.groups.sync(body.group_id, sync)
+    return {
+        "throttle_time": 0,
+        "error_code": result.error,
+        "protocol_type": result.protocol_type,
+        "protocol_name": result.protocol_name,
+        "assignment": result.assignment,
+    }
