@@ -26,14 +26,15 @@ def with_rack(properties: str, rack: str | None) -> str:
     return "\n".join(lines) + "\n"
 
 
-def node_labels(node: str) -> dict[str, str]:
+def node_labels(node: str, token_dir: Path = TOKEN_DIR) -> dict[str, str]:
+    """The node's labels, read with the pod's token from the API server the pod is told of."""
     host = os.environ["KUBERNETES_SERVICE_HOST"]
     port = os.environ.get("KUBERNETES_SERVICE_PORT", "443")
     request = urllib.request.Request(
         f"https://{host}:{port}/api/v1/nodes/{node}",
-        headers={"Authorization": f"Bearer {(TOKEN_DIR / 'token').read_text().strip()}"},
+        headers={"Authorization": f"Bearer {(token_dir / 'token').read_text().strip()}"},
     )
-    context = ssl.create_default_context(cafile=str(TOKEN_DIR / "ca.crt"))
+    context = ssl.create_default_context(cafile=str(token_dir / "ca.crt"))
     with urllib.request.urlopen(request, context=context, timeout=10) as response:
         labels: dict[str, str] = json.load(response)["metadata"].get("labels", {})
     return labels
@@ -45,8 +46,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--topology-key", required=True)
     parser.add_argument("--config", type=Path, required=True)
     parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--token-dir", type=Path, default=TOKEN_DIR)
     args = parser.parse_args(argv)
-    rack = node_labels(args.node).get(args.topology_key)
+    rack = node_labels(args.node, args.token_dir).get(args.topology_key)
     if rack is None:
         print(f"node {args.node} has no label {args.topology_key}; broker.rack left unset")
     args.out.write_text(with_rack(args.config.read_text(), rack))

@@ -1,6 +1,17 @@
 from __future__ import annotations
 
-from odradek.operator.pod_init import with_rack
+import json
+import shutil
+import ssl
+import subprocess
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+from odradek.operator.pod_init import main, with_rack
 
 
 def test_rack_is_appended_to_the_broker_properties() -> None:
@@ -13,3 +24,108 @@ def test_an_existing_rack_line_is_replaced() -> None:
 
 def test_a_node_without_the_label_leaves_the_rack_unset() -> None:
     assert with_rack("a=1\n", None) == "a=1\n"
+
+
+NODE = {"metadata": {"name": "n1", "labels": {"topology.kubernetes.io/zone": "eu-west-1b"}}}
+
+
+class NodeApi(BaseHTTPRequestHandler):
+    """Answers GET /api/v1/nodes/n1 for the pod's bearer token, like the API server."""
+
+    def do_GET(self) -> None:
+        authorized = self.headers.get("Authorization") == "Bearer pod-token"
+        found = self.path == "/api/v1/nodes/n1"
+        self.send_response(200 if authorized and found else 403 if not authorized else 404)
+        self.send_header("Content-Type", "application/json")
+        self.end_headers()
+        self.wfile.write(json.dumps(NODE if authorized and found else {}).encode())
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def api_server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """An HTTPS server on loopback with a self-signed certificate; yields the token dir."""
+    if shutil.which("openssl") is None:
+        pytest.skip("openssl is needed to make a test certificate")
+    tokens = tmp_path / "serviceaccount"
+    tokens.mkdir()
+    subprocess.run(
+        [
+            "openssl",
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-days",
+            "1",
+            "-subj",
+            "/CN=127.0.0.1",
+            "-addext",
+            "subjectAltName=IP:127.0.0.1",
+            "-keyout",
+            str(tmp_path / "key.pem"),
+            "-out",
+            str(tokens / "ca.crt"),
+        ],
+        check=True,
+        capture_output=True,
+    )
+    (tokens / "token").write_text("pod-token\n")
+    server = ThreadingHTTPServer(("127.0.0.1", 0), NodeApi)
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(tokens / "ca.crt", tmp_path / "key.pem")
+    server.socket = context.wrap_socket(server.socket, server_side=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    monkeypatch.setenv("KUBERNETES_SERVICE_HOST", "127.0.0.1")
+    monkeypatch.setenv("KUBERNETES_SERVICE_PORT", str(server.server_address[1]))
+    yield tokens
+    server.shutdown()
+    server.server_close()
+
+
+def test_init_step_writes_the_config_with_the_nodes_zone(api_server: Path, tmp_path: Path) -> None:
+    (tmp_path / "in.properties").write_text("log.dirs=/var/lib/odradek/data\n")
+    code = main(
+        [
+            "--node",
+            "n1",
+            "--topology-key",
+            "topology.kubernetes.io/zone",
+            "--config",
+            str(tmp_path / "in.properties"),
+            "--out",
+            str(tmp_path / "out"),
+            "--token-dir",
+            str(api_server),
+        ]
+    )
+    assert code == 0
+    assert (tmp_path / "out").read_text() == (
+        "log.dirs=/var/lib/odradek/data\nbroker.rack=eu-west-1b\n"
+    )
+
+
+def test_a_missing_label_is_reported_and_the_rack_left_unset(
+    api_server: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "in.properties").write_text("a=1\n")
+    main(
+        [
+            "--node",
+            "n1",
+            "--topology-key",
+            "example.com/rack",
+            "--config",
+            str(tmp_path / "in.properties"),
+            "--out",
+            str(tmp_path / "out"),
+            "--token-dir",
+            str(api_server),
+        ]
+    )
+    assert (tmp_path / "out").read_text() == "a=1\n"
+    assert "node n1 has no label example.com/rack" in capsys.readouterr().out
