@@ -1,0 +1,51 @@
+"""A new coordinator rebuilds groups from their records in log order, tombstones included."""
+
+from __future__ import annotations
+
+from group_testing import member
+
+from odradek.broker.group.group import Group
+from odradek.broker.group.group_catalog import replay
+from odradek.broker.group.group_state import GroupState
+from odradek.broker.group.record_format import (
+    CommittedOffset,
+    GroupKey,
+    OffsetKey,
+    encode_group,
+    encode_key,
+    encode_offset,
+)
+
+
+def _offset(group: str, partition: int, offset: int | None) -> tuple[bytes, bytes | None]:
+    key = encode_key(OffsetKey(group, "t", partition))
+    return key, None if offset is None else encode_offset(CommittedOffset(offset, 0, "m", 1))
+
+
+def test_the_last_commit_wins_and_tombstones_remove() -> None:
+    records = [_offset("g", 0, 1), _offset("g", 1, 5), _offset("g", 0, 9), _offset("g", 1, None)]
+    (group,) = replay(records)
+    assert group.group_id == "g" and group.is_(GroupState.EMPTY)
+    assert group.protocol_type is None  # only offsets: a standalone consumer's group
+    assert {key: value.offset for key, value in group.offsets.items()} == {("t", 0): 9}
+
+
+def test_group_metadata_is_restored_and_a_deleted_group_stays_gone() -> None:
+    live = Group("live", protocol_type="consumer", generation=2, protocol_name="range")
+    live.add(member("m1"))
+    records = [
+        (encode_key(GroupKey("live")), encode_group(live.stored())),
+        _offset("live", 0, 3),
+        (encode_key(GroupKey("gone")), encode_group(Group("gone").stored())),
+        _offset("gone", 0, 1),
+        _offset("gone", 0, None),
+        (encode_key(GroupKey("gone")), None),
+    ]
+    (group,) = replay(records)
+    assert group.group_id == "live" and group.is_(GroupState.STABLE)
+    assert list(group.members) == ["m1"] and group.offsets[("t", 0)].offset == 3
+
+
+def test_an_unreadable_record_is_skipped() -> None:
+    (group,) = replay([(b"\x00\x09junk", b""), _offset("g", 0, 4)])
+    assert group.offsets[("t", 0)].offset == 4
