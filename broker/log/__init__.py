@@ -6,8 +6,18 @@ replication code call ``LogManager`` and ``PartitionLog``.
 
 from __future__ import annotations
 
+from .log_cleaner import CleanerStats, LogCleaner
 from .log_config import LogConfig
 from .log_manager import LogManager
 from .partition_log import AppendInfo, FileRegion, PartitionLog, ReadResult
 
-__all__ = ["AppendInfo", "FileRegion", "LogConfig", "LogManager", "PartitionLog", "ReadResult"]
+__all__ = [
+    "AppendInfo",
+    "CleanerStats",
+    "FileRegion",
+    "LogCleaner",
+    "LogConfig",
+    "LogManager",
+    "PartitionLog",
+    "ReadResult",
+]

@@ -64,6 +64,15 @@ class LeaderEpochCache:
         if len(kept) != len(self._entries):
             self._replace(kept)
 
+    def truncate_from_start(self, start_offset: int) -> None:
+        """Forget what lies below a new log start: the epoch holding ``start_offset`` now
+        starts there, earlier ones go (Kafka's truncateFromStart)."""
+        below = [e for e in self._entries if e.start_offset <= start_offset]
+        if not below or (len(below) == 1 and below[0].start_offset == start_offset):
+            return
+        later = [e for e in self._entries if e.start_offset > start_offset]
+        self._replace([EpochEntry(below[-1].epoch, start_offset), *later])
+
     def clear(self) -> None:
         self._replace([])
 

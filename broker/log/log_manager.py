@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import re
 import time
 from collections.abc import Callable, Iterable
+from concurrent.futures import Executor
 from pathlib import Path
 
+from ..protocol.errors import KafkaError
+from .log_cleaner import CleanerStats, LogCleaner
 from .log_config import LogConfig
 from .partition_log import PartitionLog
 
@@ -31,10 +35,18 @@ def parse_partition_dir_name(name: str) -> tuple[str, int] | None:
 class LogManager:
     """Opens, creates, configures and deletes the partition logs of one broker."""
 
-    def __init__(self, data_dir: Path, *, clock: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self,
+        data_dir: Path,
+        *,
+        clock: Callable[[], float] = time.time,
+        cleaner: LogCleaner | None = None,
+    ) -> None:
         self.data_dir = data_dir
         self._clock = clock
         self._logs: dict[tuple[str, int], PartitionLog] = {}
+        self.cleaner = cleaner or LogCleaner()
+        self.cleaner_stats = CleanerStats()  # since start, for metrics
 
     def load(self, config_for: Callable[[str], LogConfig] = lambda topic: LogConfig()) -> None:
         """Open every partition directory under the data directory.
@@ -77,6 +89,34 @@ class LogManager:
             if log_topic == topic:
                 log.config = config
 
+    def enforce_retention(self, now_ms: int | None = None) -> int:
+        """Delete segments past retention in every log; the bytes deleted."""
+        now_ms = self._now_ms() if now_ms is None else now_ms
+        return sum(log.delete_retention_segments(now_ms) for log in self._logs.values())
+
+    async def clean_once(self, executor: Executor | None = None) -> CleanerStats:
+        """Clean every compacted log that is dirty enough, one at a time.
+
+        Call on the event loop that uses the logs: planning and swapping run
+        here, the reading and writing in ``executor`` (the loop's default if None).
+        """
+        loop = asyncio.get_running_loop()
+        total = CleanerStats()
+        for (topic, partition), log in list(self._logs.items()):
+            plan = self.cleaner.plan(log, self._now_ms())
+            if plan is None:
+                continue
+            try:
+                cleaned = await loop.run_in_executor(executor, self.cleaner.write, plan)
+            except (OSError, KafkaError) as error:
+                # e.g. retention deleted a planned segment meanwhile; the next pass retries
+                logger.warning("cleaning %s-%d failed: %s", topic, partition, error)
+                self.cleaner.discard(log)
+                continue
+            total += self.cleaner.swap(log, cleaned)
+        self.cleaner_stats += total
+        return total
+
     def flush_all(self) -> None:
         for log in self._logs.values():
             log.flush()
@@ -89,3 +129,6 @@ class LogManager:
         for log in self._logs.values():
             log.close()
         self._logs.clear()
+
+    def _now_ms(self) -> int:
+        return int(self._clock() * 1000)

@@ -13,19 +13,29 @@ from pathlib import Path
 
 from ..protocol.errors import ErrorCode, KafkaError
 from ..protocol.records import BatchHeader, iter_batches, patch_batch
+from . import timestamp_lookup
+from .append_validation import validate_for_append
 from .checkpoint import read_checkpoint, write_checkpoint
 from .file_io import TMP_SUFFIX, fsync_directory, write_atomically
 from .leader_epoch_cache import LeaderEpochCache
 from .log_config import LogConfig
 from .offset_file_names import base_offset_of
 from .producer_state import ProducerStateManager
-from .recovery import recover_segment
+from .recovery import may_follow, recover_segment
+from .retention import deletable_segments
 from .segment import (
     INDEX_SUFFIX,
     LOG_SUFFIX,
     MAX_RELATIVE_OFFSET,
     TIME_INDEX_SUFFIX,
     LogSegment,
+)
+from .segment_swap import (
+    SegmentSwap,
+    commit_and_complete,
+    read_cleaned_up_to,
+    recover_swap,
+    write_cleaned_up_to,
 )
 
 logger = logging.getLogger(__name__)
@@ -70,7 +80,12 @@ class PartitionLog:
     Appends go straight to the file with ``os.write``, so a process crash loses
     nothing an append returned for; ``fsync`` happens per ``flush.messages`` /
     ``flush.ms``, at segment roll and at close. Not thread-safe: use it from
-    one thread (the event loop).
+    one thread (the event loop); the log cleaner's thread only reads sealed
+    segment files and writes files of its own (see ``log_cleaner``).
+
+    Files of deleted or replaced segments are unlinked at once but their
+    handles stay open for ``file.delete.delay.ms``, so fetch responses still
+    sending from them finish, as Kafka defers the deletion itself.
     """
 
     def __init__(self, directory: Path, config: LogConfig, clock: Callable[[], float]) -> None:
@@ -85,6 +100,8 @@ class PartitionLog:
         self._producer_state = ProducerStateManager(directory)
         self._unflushed_messages = 0
         self._last_flush_ms = self._now_ms()
+        self._cleaned_up_to = 0
+        self._retired: list[tuple[int, LogSegment]] = []  # (when to close, segment)
         self._closed = False
 
     @classmethod
@@ -104,6 +121,8 @@ class PartitionLog:
     def _load(self) -> None:
         marker = self.directory / CLEAN_SHUTDOWN_FILE
         clean = marker.exists()
+        recover_swap(self.directory)
+        self._cleaned_up_to = read_cleaned_up_to(self.directory)
         offsets = self._read_offsets()
         now_ms = self._now_ms()
         bases = sorted(base_offset_of(path) for path in self.directory.glob("*" + LOG_SUFFIX))
@@ -145,9 +164,10 @@ class PartitionLog:
             "%s: recovering from segment %d", self.directory.name, self._segments[first].base_offset
         )
         expected = self._segments[first - 1].next_offset if first else self._segments[0].base_offset
+        gaps_below = self._cleaned_up_to
         for index in range(first, len(self._segments)):
             segment = self._segments[index]
-            if segment.base_offset != expected:
+            if not may_follow(segment.base_offset, expected, gaps_below):
                 logger.warning(
                     "%s: deleting segments from %d: they do not follow offset %d",
                     self.directory.name,
@@ -156,7 +176,9 @@ class PartitionLog:
                 )
                 self._delete_segments(index)
                 return
-            expected = recover_segment(segment, expected, self.config.index_interval_bytes)
+            expected = recover_segment(
+                segment, segment.base_offset, self.config.index_interval_bytes, gaps_below
+            )
 
     def _read_offsets(self) -> dict[str, int]:
         rows = read_checkpoint(self.directory / OFFSETS_CHECKPOINT_FILE, OFFSETS_CHECKPOINT_VERSION)
@@ -189,14 +211,27 @@ class PartitionLog:
     def segment_count(self) -> int:
         return len(self._segments)
 
+    @property
+    def segments(self) -> tuple[LogSegment, ...]:
+        """The segments in offset order; the last one is active."""
+        return tuple(self._segments)
+
+    @property
+    def cleaned_up_to(self) -> int:
+        """The cleaner checkpoint: the first offset the cleaner has not compacted."""
+        return self._cleaned_up_to
+
     # --- appends -------------------------------------------------------------------------------
 
     def append_as_leader(
         self, records: bytes | bytearray | memoryview, leader_epoch: int
     ) -> AppendInfo:
-        """Validate, assign offsets from the log end, check producer sequences, and write."""
-        buffer = bytearray(records)
-        headers = self._validate(buffer)
+        """Validate, convert per the topic's settings, assign offsets from the log end,
+        check producer sequences, and write."""
+        validated = validate_for_append(
+            bytearray(records), self._validate(records), self.config, self._now_ms()
+        )
+        buffer, headers = validated.data, validated.headers
         producers = self._producer_state.begin()
         next_offset = self.log_end_offset
         placed: list[BatchHeader] = []
@@ -224,22 +259,29 @@ class PartitionLog:
         return AppendInfo(
             placed[0].base_offset,
             placed[-1].last_offset,
-            -1,
+            validated.log_append_time,
             self.log_start_offset,
             duplicate=False,
         )
 
     def append_as_follower(self, records: bytes | bytearray | memoryview) -> AppendInfo:
-        """Append batches whose offsets the leader assigned; they must continue this log."""
+        """Append batches whose offsets the leader assigned; they must continue this log,
+        with gaps only where the leader's cleaner removed records."""
         headers = self._validate(records)
         expected = self.log_end_offset
+        gaps = False
         for header in headers:
-            if header.base_offset != expected:
+            if header.base_offset < expected:
                 raise KafkaError(
                     ErrorCode.offset_out_of_range,
                     f"batch at offset {header.base_offset} does not follow offset {expected - 1}",
                 )
+            gaps = gaps or header.base_offset > expected
             expected = header.next_offset
+        if gaps and expected > self._cleaned_up_to:
+            # a copy of the leader's compacted range; recorded before the write so that
+            # recovery accepts its gaps
+            self._set_cleaned_up_to(expected)
         for header in headers:
             self._epoch_cache.assign(header.partition_leader_epoch, header.base_offset)
         self._write(records, headers)
@@ -357,23 +399,14 @@ class PartitionLog:
                     yield segment, position, header
 
     def offset_for_timestamp(self, timestamp: int) -> tuple[int, int] | None:
-        """(base offset, max timestamp) of the first batch whose max timestamp >= ``timestamp``."""
-        for segment in self._segments:
-            if segment.max_timestamp < timestamp:
-                continue
-            start = max(segment.time_index.lookup(timestamp), self.log_start_offset)
-            for _, header in segment.headers_from(segment.offset_index.lookup(start)):
-                if header.last_offset >= start and header.max_timestamp >= timestamp:
-                    return max(header.base_offset, self.log_start_offset), header.max_timestamp
-        return None
+        """(offset, timestamp) of the first record whose timestamp >= ``timestamp``, or None."""
+        return timestamp_lookup.offset_for_timestamp(
+            self._segments, self.log_start_offset, timestamp
+        )
 
     def max_timestamp(self) -> tuple[int, int]:
-        """(timestamp, base offset) of the first batch with the largest max timestamp."""
-        best = (-1, -1)
-        for segment in self._segments:
-            if segment.max_timestamp > best[0]:
-                best = (segment.max_timestamp, segment.offset_of_max_timestamp)
-        return best
+        """(timestamp, offset) of the first record with the largest timestamp; (-1, -1) if none."""
+        return timestamp_lookup.max_timestamp(self._segments, self.log_start_offset)
 
     def end_offset_for_epoch(self, epoch: int) -> tuple[int, int]:
         """OffsetForLeaderEpoch: (largest epoch <= ``epoch``, its end offset), or (-1, -1)."""
@@ -397,6 +430,8 @@ class PartitionLog:
         end = self.log_end_offset
         self._recovery_point = min(self._recovery_point, end)
         self._high_watermark = min(self._high_watermark, end)
+        if self._cleaned_up_to > end:
+            self._set_cleaned_up_to(end)
         self._epoch_cache.truncate_from_end(end)
         self._rebuild_producer_state()
 
@@ -405,6 +440,7 @@ class PartitionLog:
         self._delete_segments(0)
         self._segments = [LogSegment.create(self.directory, offset, self._now_ms())]
         self.log_start_offset = self._high_watermark = self._recovery_point = offset
+        self._set_cleaned_up_to(offset)
         self._epoch_cache.clear()
         self._producer_state.reset()
         self.checkpoint()
@@ -414,6 +450,120 @@ class PartitionLog:
             segment.delete()
         del self._segments[first:]
         fsync_directory(self.directory)
+
+    # --- retention and cleaning -----------------------------------------------------------------
+
+    def delete_retention_segments(self, now_ms: int | None = None) -> int:
+        """Delete the oldest segments past retention.ms or retention.bytes (cleanup.policy
+        delete) or below the log start offset; return the bytes deleted."""
+        now_ms = self._now_ms() if now_ms is None else now_ms
+        self._close_retired(now_ms)
+        count = deletable_segments(
+            self._segments, self.config, now_ms, self._high_watermark, self.log_start_offset
+        )
+        return self._delete_oldest_segments(count, now_ms) if count else 0
+
+    def advance_log_start_offset(self, offset: int) -> None:
+        """DeleteRecords: make ``offset`` the first readable one, deleting segments below it."""
+        if not 0 <= offset <= self._high_watermark:
+            raise KafkaError(
+                ErrorCode.offset_out_of_range,
+                f"offset {offset} outside [0, high watermark {self._high_watermark}]",
+            )
+        if offset <= self.log_start_offset:
+            return
+        self.log_start_offset = offset
+        count = deletable_segments(
+            self._segments,
+            self.config,
+            self._now_ms(),
+            self._high_watermark,
+            offset,
+            by_retention=False,
+        )
+        if count:
+            self._delete_oldest_segments(count, self._now_ms())
+        else:
+            self._log_start_moved()
+
+    def _delete_oldest_segments(self, count: int, now_ms: int) -> int:
+        if count == len(self._segments):
+            self._roll(now_ms)  # a log always has an active segment
+        doomed = self._segments[:count]
+        del self._segments[:count]
+        for segment in doomed:
+            segment.delete_files()
+            self._retire(segment, now_ms)
+        fsync_directory(self.directory)
+        self.log_start_offset = max(self.log_start_offset, self._segments[0].base_offset)
+        self._log_start_moved()
+        deleted = sum(segment.size for segment in doomed)
+        logger.info(
+            "%s: deleted %d segments (%d bytes), log start offset now %d",
+            self.directory.name,
+            count,
+            deleted,
+            self.log_start_offset,
+        )
+        return deleted
+
+    def _log_start_moved(self) -> None:
+        self._epoch_cache.truncate_from_start(self.log_start_offset)
+        self._producer_state.truncate_head(self.log_start_offset)
+        self.checkpoint()
+
+    def install_cleaned(
+        self, swap: SegmentSwap, expected: Sequence[tuple[LogSegment, int]]
+    ) -> bool:
+        """Replace segments by the cleaned ones of ``swap``, if the log still holds the
+        ``expected`` (segment, size) pairs the cleaning read and they are sealed; False if not."""
+        replaced = {base for group in swap.groups for base in group}
+        current = {segment.base_offset: segment for segment in self._segments[:-1]}
+        if self._closed or any(
+            current.get(segment.base_offset) is not segment or segment.size != size
+            for segment, size in expected
+            if segment.base_offset in replaced
+        ):
+            return False
+        commit_and_complete(self.directory, swap)
+        now_ms = self._now_ms()
+        new_bases = {swap.new_base(group) for group in swap.groups}
+        segments = []
+        for segment in self._segments:
+            if segment.base_offset not in replaced:
+                segments.append(segment)
+                continue
+            self._retire(segment, now_ms)  # its files were replaced or deleted by the swap
+            if segment.base_offset in new_bases:
+                segments.append(self._open_cleaned(segment.base_offset, swap, now_ms))
+        self._segments = segments
+        self._cleaned_up_to = swap.cleaned_up_to
+        return True
+
+    def _open_cleaned(self, base_offset: int, swap: SegmentSwap, now_ms: int) -> LogSegment:
+        segment = LogSegment(self.directory, base_offset, now_ms)
+        if not segment.load(now_ms):
+            recover_segment(
+                segment, base_offset, self.config.index_interval_bytes, swap.cleaned_up_to
+            )
+        return segment
+
+    def _set_cleaned_up_to(self, offset: int) -> None:
+        write_cleaned_up_to(self.directory, offset)
+        self._cleaned_up_to = offset
+
+    def _retire(self, segment: LogSegment, now_ms: int) -> None:
+        self._retired.append((now_ms + self.config.file_delete_delay_ms, segment))
+
+    def _close_retired(self, now_ms: int | None = None) -> None:
+        """Close the handles of retired segments whose delay passed (all of them if no time)."""
+        keep = []
+        for close_at, segment in self._retired:
+            if now_ms is None or close_at <= now_ms:
+                segment.close()
+            else:
+                keep.append((close_at, segment))
+        self._retired = keep
 
     # --- durability and lifecycle --------------------------------------------------------------
 
@@ -460,6 +610,7 @@ class PartitionLog:
     def _close_files(self) -> None:
         for segment in self._segments:
             segment.close()
+        self._close_retired()
         self._closed = True
 
     def _segment_index(self, offset: int) -> int:

@@ -162,6 +162,17 @@ class ProducerStateManager:
         self._producers.clear()
         self.delete_snapshots_after(-1)
 
+    def truncate_head(self, log_start_offset: int) -> None:
+        """Forget producers with no batch left in the log and snapshots below its start."""
+        self._producers = {
+            producer_id: entry
+            for producer_id, entry in self._producers.items()
+            if entry.batches[-1].last_offset >= log_start_offset
+        }
+        for snapshot_offset in self.snapshot_offsets():
+            if snapshot_offset < log_start_offset:
+                self._snapshot_path(snapshot_offset).unlink(missing_ok=True)
+
     def snapshot_offsets(self) -> list[int]:
         return sorted(base_offset_of(path) for path in self.directory.glob("*" + SNAPSHOT_SUFFIX))
 

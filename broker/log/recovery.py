@@ -1,4 +1,4 @@
-"""Re-validation of segments written before an unclean stop."""
+"""Re-validation of segments written before an unclean stop, and checked reads of sealed ones."""
 
 from __future__ import annotations
 
@@ -21,17 +21,32 @@ logger = logging.getLogger(__name__)
 READ_CHUNK = 1 << 20
 
 
-def recover_segment(segment: LogSegment, expected_offset: int, index_interval_bytes: int) -> int:
-    """Keep the longest run of valid, contiguous batches, re-index it, return the next offset.
+def may_follow(base_offset: int, expected_offset: int, gaps_below: int) -> bool:
+    """Whether a batch (or segment) at ``base_offset`` may follow a log ending at
+    ``expected_offset``.
 
-    A batch is valid when its framing and CRC-32C check and its base offset is
-    the one expected (baseOffset lies outside the CRC, so contiguity is what
-    catches its corruption). Everything after the first invalid batch is cut.
+    Appends are contiguous; only the cleaner leaves gaps, and only below the
+    offset it has cleaned up to (``gaps_below``), so contiguity still catches
+    a corrupt baseOffset (it lies outside the CRC) in the rest of the log.
+    """
+    if base_offset < gaps_below:
+        return base_offset >= expected_offset
+    return base_offset == max(expected_offset, gaps_below)
+
+
+def recover_segment(
+    segment: LogSegment, expected_offset: int, index_interval_bytes: int, gaps_below: int = 0
+) -> int:
+    """Keep the longest run of valid batches that follow on, re-index it, return the next offset.
+
+    A batch is valid when its framing and CRC-32C check and its base offset
+    may follow the previous batch (``may_follow``). Everything after the first
+    invalid batch is cut.
     """
     segment.reset_indexes()
     valid_end = 0
-    for position, header in _checked_batches(segment.file.fileno(), segment.size):
-        if header.base_offset != expected_offset:
+    for position, header, _ in read_checked_batches(segment.file.fileno(), segment.size):
+        if not may_follow(header.base_offset, expected_offset, gaps_below):
             break
         segment.index_batch(header, position, index_interval_bytes)
         expected_offset = header.next_offset
@@ -48,8 +63,8 @@ def recover_segment(segment: LogSegment, expected_offset: int, index_interval_by
     return expected_offset
 
 
-def _checked_batches(fd: int, size: int) -> Iterator[tuple[int, BatchHeader]]:
-    """(position, header) of each batch that passes ``iter_batches``, up to the first bad one."""
+def read_checked_batches(fd: int, size: int) -> Iterator[tuple[int, BatchHeader, memoryview]]:
+    """(position, header, bytes) of each batch passing ``iter_batches``, up to the first bad one."""
     position = 0
     while position < size:
         chunk = os.pread(fd, min(READ_CHUNK, size - position), position)
@@ -63,9 +78,14 @@ def _checked_batches(fd: int, size: int) -> Iterator[tuple[int, BatchHeader]]:
                 return
             chunk = os.pread(fd, length, position)
             whole = length
+        view = memoryview(chunk)[:whole]
         try:
-            for header in iter_batches(memoryview(chunk)[:whole]):
-                yield position + header.position, header
+            for header in iter_batches(view):
+                yield (
+                    position + header.position,
+                    header,
+                    view[header.position : header.position + header.size],
+                )
         except KafkaError:
             return
         position += whole

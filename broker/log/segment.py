@@ -27,6 +27,10 @@ SEGMENT_SUFFIXES = (LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX)
 MAX_RELATIVE_OFFSET = 2**31 - 1  # index entries store offsets relative to the base as i32
 
 
+def segment_path(directory: Path, base_offset: int, suffix: str) -> Path:
+    return directory / file_name(base_offset, suffix)
+
+
 class LogSegment:
     """Batches from ``base_offset`` on, appended with ``os.write`` and read with ``os.pread``.
 
@@ -34,16 +38,18 @@ class LogSegment:
     lifetime, so fetch responses can ``sendfile`` from it.
     """
 
-    def __init__(self, directory: Path, base_offset: int, now_ms: int) -> None:
+    def __init__(self, directory: Path, base_offset: int, now_ms: int, suffix: str = "") -> None:
+        """Open (creating if needed) the files; ``suffix`` names a segment being written
+        aside, e.g. a cleaned one, as ``<base>.log<suffix>``."""
         self.base_offset = base_offset
-        self.log_path = directory / file_name(base_offset, LOG_SUFFIX)
+        self.log_path = segment_path(directory, base_offset, LOG_SUFFIX + suffix)
         self._fd = os.open(self.log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
         self.file = FileIO(self.log_path, "rb")
         self.offset_index = OffsetIndex(
-            directory / file_name(base_offset, INDEX_SUFFIX), base_offset
+            segment_path(directory, base_offset, INDEX_SUFFIX + suffix), base_offset
         )
         self.time_index = TimeIndex(
-            directory / file_name(base_offset, TIME_INDEX_SUFFIX), base_offset
+            segment_path(directory, base_offset, TIME_INDEX_SUFFIX + suffix), base_offset
         )
         self.size = os.fstat(self._fd).st_size
         self.next_offset = base_offset
@@ -77,7 +83,8 @@ class LogSegment:
             return False
         if self.size > 0:
             first = self.read_header(0)
-            if first is None or first.base_offset != self.base_offset:
+            # compaction may have removed the batches at the base offset, never added lower ones
+            if first is None or first.base_offset < self.base_offset:
                 return False
             self.rolling_base_ms = (
                 min(now_ms, first.max_timestamp) if first.max_timestamp >= 0 else now_ms
@@ -151,6 +158,9 @@ class LogSegment:
             yield position, header
             position += header.size
 
+    def read_bytes(self, position: int, length: int) -> bytes:
+        return os.pread(self.file.fileno(), length, position)
+
     def find(self, offset: int) -> tuple[int, BatchHeader] | None:
         """Position and header of the first batch whose last offset is >= ``offset``."""
         for position, header in self.headers_from(self.offset_index.lookup(offset)):
@@ -195,8 +205,16 @@ class LogSegment:
         self.offset_index.close()
         self.time_index.close()
 
+    @property
+    def paths(self) -> tuple[Path, Path, Path]:
+        return self.log_path, self.offset_index.path, self.time_index.path
+
     def delete(self) -> None:
         """Close and remove the segment's files."""
         self.close()
-        for path in (self.log_path, self.offset_index.path, self.time_index.path):
+        self.delete_files()
+
+    def delete_files(self) -> None:
+        """Remove the files; open handles keep reading the old content until closed."""
+        for path in self.paths:
             path.unlink(missing_ok=True)

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from batch_builder import NOW_MS
 
 from odradek.broker.log import PartitionLog, ReadResult
+from odradek.broker.protocol.record_codec import Record, decode_batch
 from odradek.broker.protocol.records import BatchHeader, iter_batches
 
 OpenLog = Callable[..., PartitionLog]  # the open_log fixture: (config=None, directory=None)
@@ -46,3 +47,14 @@ def read_batches(log: PartitionLog, offset: int, max_bytes: int = 1 << 30) -> li
 def same_batch(stored: bytes, sent: bytes) -> bool:
     """Whether ``stored`` is ``sent`` with only baseOffset and partitionLeaderEpoch rewritten."""
     return stored[8:12] == sent[8:12] and stored[16:] == sent[16:]
+
+
+def read_records(log: PartitionLog, offset: int | None = None) -> list[Record]:
+    """Every record a read from ``offset`` (default: the log start) returns, decoded."""
+    data = region_bytes(log.read(log.log_start_offset if offset is None else offset, 1 << 30))
+    records: list[Record] = []
+    for header in iter_batches(data):
+        records += decode_batch(memoryview(data)[header.position : header.position + header.size])[
+            1
+        ]
+    return records

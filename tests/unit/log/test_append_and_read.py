@@ -211,19 +211,19 @@ def test_append_does_not_move_the_high_watermark(open_log: OpenLog) -> None:
     assert log.high_watermark == 0
 
 
-def test_offset_for_timestamp_finds_the_first_batch_reaching_it(open_log: OpenLog) -> None:
+def test_offset_for_timestamp_finds_the_first_record_reaching_it(open_log: OpenLog) -> None:
     log = open_log(LogConfig(index_interval_bytes=1))
     for timestamp in (100, 300, 200, 400, 400, 500):
         log.append_as_leader(build_batch(2, timestamp=timestamp), leader_epoch=0)
 
-    # batch i holds offsets 2i, 2i+1 and max timestamp t+1
-    assert log.offset_for_timestamp(0) == (0, 101)
-    assert log.offset_for_timestamp(150) == (2, 301)
-    assert log.offset_for_timestamp(301) == (2, 301)
-    assert log.offset_for_timestamp(302) == (6, 401)
-    assert log.offset_for_timestamp(501) == (10, 501)
+    # batch i holds offsets 2i, 2i+1 with timestamps t and t+1
+    assert log.offset_for_timestamp(0) == (0, 100)
+    assert log.offset_for_timestamp(150) == (2, 300)
+    assert log.offset_for_timestamp(301) == (3, 301)
+    assert log.offset_for_timestamp(302) == (6, 400)
+    assert log.offset_for_timestamp(501) == (11, 501)
     assert log.offset_for_timestamp(502) is None
-    assert log.max_timestamp() == (501, 10)
+    assert log.max_timestamp() == (501, 11)
 
 
 def test_timestamps_are_found_after_a_clean_restart(open_log: OpenLog) -> None:
