@@ -18,7 +18,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from kubectl import Kubectl
+from e2e_kubectl import Kubectl
 
 ROOT = Path(__file__).resolve().parents[2]
 

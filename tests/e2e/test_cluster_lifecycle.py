@@ -11,7 +11,7 @@ import uuid
 from typing import Any
 
 import pytest
-from kubectl import Kubectl, wait_for
+from e2e_kubectl import Kubectl, wait_for
 
 pytestmark = pytest.mark.slow
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from kubectl import Kubectl
+from e2e_kubectl import Kubectl
 
 pytestmark = pytest.mark.slow
 

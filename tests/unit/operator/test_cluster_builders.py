@@ -3,7 +3,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from kube_schemas import assert_valid
+from kubernetes_schemas import assert_valid
 
 from odradek.operator.builders.cluster import cluster_objects
 from odradek.operator.builders.meta import Owner

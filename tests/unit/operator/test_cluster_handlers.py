@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from handler_fixtures import LOGGER, NOW, World, resource
+from operator_world import LOGGER, NOW, World, resource
 
 from odradek.operator.constants import REVISION_LABEL
 from odradek.operator.handlers.kopf_handlers import cluster_changed

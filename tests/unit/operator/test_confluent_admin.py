@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from handler_fixtures import LOGGER, World, resource
+from operator_world import LOGGER, World, resource
 
 from odradek.operator.handlers.confluent_admin import ConfluentAdmin
 from odradek.operator.handlers.kafka_admin import KafkaAdminError

@@ -3,7 +3,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from crd_schema import Invalid, validate_resource
+from crd_offline_validation import Invalid, validate_resource
 
 from odradek.operator.models import ClusterSpec, MirrorMakerSpec, TopicSpec
 

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import yaml
-from kube_schemas import assert_valid
+from kubernetes_schemas import assert_valid
 
 from odradek.operator.builders.meta import Owner
 from odradek.operator.builders.mirrormaker import mirror_objects

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from handler_fixtures import LOGGER, World, resource
+from operator_world import LOGGER, World, resource
 
 from odradek.operator.handlers.kopf_handlers import mirror_changed
 

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from handler_fixtures import LOGGER, World, resource
+from operator_world import LOGGER, World, resource
 
 from odradek.operator.handlers.kopf_handlers import topic_changed, topic_deleted
 

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 import yaml
 from helm_binary import HOW, find_helm
-from kube_schemas import assert_valid
+from kubernetes_schemas import assert_valid
 
 from odradek.operator.builders.cluster import cluster_objects
 from odradek.operator.builders.meta import Owner

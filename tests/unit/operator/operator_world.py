@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import kopf
-from fakes import MemoryKafka, MemoryKube
+from operator_fakes import MemoryKafka, MemoryKube
 
 from odradek.operator.handlers.context import Context
 

@@ -5,8 +5,8 @@ from typing import Any
 
 import pytest
 import yaml
-from crd_schema import validate_resource
-from kube_schemas import assert_valid
+from crd_offline_validation import validate_resource
+from kubernetes_schemas import assert_valid
 
 ROOT = Path(__file__).resolve().parents[3]
 FILES = sorted((ROOT / "manifests").rglob("*.yaml"))

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from handler_fixtures import World, resource
+from operator_world import World, resource
 
 from odradek.operator.handlers.metrics import RECONCILIATIONS
 from odradek.operator.handlers.resync import resync_once
