@@ -139,8 +139,11 @@ class EtcdClient:
     async def revoke(self, lease: int) -> None:
         await self._call("/v3/lease/revoke", {"ID": str(lease)})
 
-    async def watch_prefix(self, prefix: str, start_revision: int) -> AsyncIterator[WatchEvent]:
-        """Every change under ``prefix`` from ``start_revision`` on, until the stream breaks."""
+    async def watch_prefix(
+        self, prefix: str, start_revision: int
+    ) -> AsyncIterator[list[WatchEvent]]:
+        """Changes under ``prefix`` from ``start_revision`` on, until the stream breaks;
+        the events of one transaction arrive together."""
         request = {
             "create_request": {
                 "key": _b64(prefix),
@@ -160,8 +163,9 @@ class EtcdClient:
                     result = json.loads(line).get("result", {})
                     if result.get("canceled"):
                         raise EtcdError(f"watch canceled: {result.get('cancel_reason', '')}")
-                    for event in result.get("events", []):
-                        yield WatchEvent(event.get("type") == "DELETE", _kv(event["kv"]))
+                    events = result.get("events", [])
+                    if events:
+                        yield [WatchEvent(e.get("type") == "DELETE", _kv(e["kv"])) for e in events]
         except (aiohttp.ClientError, OSError) as error:
             raise EtcdError(f"watch of {prefix} broke: {error}") from error
 

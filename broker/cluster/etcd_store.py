@@ -95,6 +95,19 @@ class EtcdMetadataStore:
             asyncio.create_task(self._keep_alive()),
         ]
 
+    async def renew_session(self) -> None:
+        """Register again under a new lease after the old one expired."""
+        self._lease = await self._client.grant_lease(self._ttl)
+        key = self._broker_key(self._broker.node_id)
+        if not await self._client.txn(
+            [key_absent(key)], [put_op(key, _encode_broker(self._broker), self._lease)]
+        ):
+            await self._client.revoke(self._lease)
+            raise EtcdError("the old registration has not expired yet")
+        self.session_lost.clear()
+        self._tasks.append(asyncio.create_task(self._keep_alive()))
+        log.info("broker %d registered again", self._broker.node_id)
+
     async def stop(self) -> None:
         for task in self._tasks:
             task.cancel()
@@ -265,12 +278,13 @@ class EtcdMetadataStore:
     async def _watch(self, revision: int) -> None:
         while True:
             try:
-                async for event in self._client.watch_prefix(self._prefix, revision):
-                    if event.deleted:
-                        self._kvs.pop(event.kv.key, None)
-                    else:
-                        self._kvs[event.kv.key] = event.kv
-                    revision = event.kv.mod_revision + 1
+                async for events in self._client.watch_prefix(self._prefix, revision):
+                    for event in events:
+                        if event.deleted:
+                            self._kvs.pop(event.kv.key, None)
+                        else:
+                            self._kvs[event.kv.key] = event.kv
+                        revision = max(revision, event.kv.mod_revision + 1)
                     self._rebuild()
             except EtcdError as error:
                 log.warning("metadata watch interrupted (%s); resuming", error)

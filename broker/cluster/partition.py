@@ -1,14 +1,20 @@
-"""One partition replica on this broker: its log, its leadership state and the
-waiters that a change of its high watermark wakes (long-polling fetches)."""
+"""One partition replica on this broker: its log, its leadership state, the
+followers it tracks while leading, and the waiters that a change wakes
+(long-polling fetches, acks=all produces)."""
 
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 
 from odradek.broker.cluster.metadata_image import PartitionState
 from odradek.broker.log.partition_log import AppendInfo, PartitionLog, ReadResult
 from odradek.broker.protocol.errors import ErrorCode, KafkaError
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -20,24 +26,73 @@ class PartitionKey:
         return f"{self.topic}-{self.partition}"
 
 
+@dataclass
+class FollowerProgress:
+    """What the leader knows of one follower from its fetches."""
+
+    log_end_offset: int = -1
+    caught_up_at: float = 0.0  # last time it had everything the leader had
+    last_fetch_at: float = 0.0
+    leader_end_at_last_fetch: int = 0
+
+
 class Partition:
     """Serves produce and fetch for one replica; only the leader accepts produce."""
 
-    def __init__(self, key: PartitionKey, log: PartitionLog, state: PartitionState, node_id: int):
+    def __init__(
+        self,
+        key: PartitionKey,
+        log: PartitionLog,
+        state: PartitionState,
+        node_id: int,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.key = key
         self.log = log
         self.state = state
         self._node_id = node_id
+        self._clock = clock
+        self._followers: dict[int, FollowerProgress] = {}
         self._changed: asyncio.Future[None] | None = None
+        self.fenced = False  # set while this broker's coordination session is lost
+        self._isr_changed_at = self._clock()
+        if state.leader == node_id:
+            self._start_leading()
         self._maybe_advance_high_watermark()
+
+    # --- roles ------------------------------------------------------------------------------
 
     @property
     def is_leader(self) -> bool:
-        return self.state.leader == self._node_id
+        return self.state.leader == self._node_id and not self.fenced
 
     @property
     def high_watermark(self) -> int:
         return self.log.high_watermark
+
+    def apply_state(self, state: PartitionState) -> bool:
+        """Take a new state from the metadata image; True if this replica became leader."""
+        old, self.state = self.state, state
+        if old.isr != state.isr:
+            self._isr_changed_at = self._clock()
+        became_leader = state.leader == self._node_id and (
+            old.leader != self._node_id or old.leader_epoch != state.leader_epoch
+        )
+        if became_leader:
+            self._start_leading()
+        self._maybe_advance_high_watermark()
+        self._notify()
+        return became_leader
+
+    def _start_leading(self) -> None:
+        # Followers get a full lag window to show up before they can leave the ISR.
+        now = self._clock()
+        self._followers = {
+            replica: FollowerProgress(caught_up_at=now)
+            for replica in self.state.replicas
+            if replica != self._node_id
+        }
+        log.info("%s: leader at epoch %d", self.key, self.state.leader_epoch)
 
     def check_leader(self, current_leader_epoch: int = -1) -> None:
         """Raise the error Kafka gives a client that talks to the wrong replica."""
@@ -49,6 +104,8 @@ class Partition:
         if not self.is_leader:
             raise KafkaError(ErrorCode.not_leader_or_follower)
 
+    # --- leader side ------------------------------------------------------------------------
+
     def append_as_leader(self, records: bytes, required_acks: int, min_insync: int) -> AppendInfo:
         self.check_leader()
         if required_acks == -1 and len(self.state.isr) < min_insync:
@@ -58,23 +115,100 @@ class Partition:
             )
         info = self.log.append_as_leader(records, self.state.leader_epoch)
         self._maybe_advance_high_watermark()
+        self._notify()
         return info
+
+    async def wait_for_high_watermark(self, offset: int, timeout_s: float) -> None:
+        """Wait until ``offset`` is committed; raises if leadership is lost or time runs out."""
+        epoch = self.state.leader_epoch
+        try:
+            async with asyncio.timeout(timeout_s):
+                while self.high_watermark < offset:
+                    if not self.is_leader or self.state.leader_epoch != epoch:
+                        raise KafkaError(ErrorCode.not_leader_or_follower)
+                    await self.wait_for_change()
+        except TimeoutError:
+            raise KafkaError(
+                ErrorCode.request_timed_out, f"{self.key}: not replicated within {timeout_s}s"
+            ) from None
+
+    def record_follower_fetch(self, replica: int, fetch_offset: int) -> None:
+        """A follower asked for ``fetch_offset``: it holds everything before it."""
+        now = self._clock()
+        progress = self._followers.setdefault(replica, FollowerProgress())
+        progress.log_end_offset = fetch_offset
+        # Kafka's rule: caught up if it reached our end, or our end as of its previous fetch.
+        if fetch_offset >= self.log.log_end_offset:
+            progress.caught_up_at = now
+        elif fetch_offset >= progress.leader_end_at_last_fetch:
+            progress.caught_up_at = progress.last_fetch_at
+        progress.last_fetch_at = now
+        progress.leader_end_at_last_fetch = self.log.log_end_offset
+        self._maybe_advance_high_watermark()
+
+    def proposed_isr(self, lag_max_s: float) -> PartitionState | None:
+        """The ISR change this leader wants (followers lagging too long out, caught-up ones in)."""
+        if not self.is_leader:
+            return None
+        now = self._clock()
+        isr = [self._node_id]
+        for replica in self.state.replicas:
+            if replica == self._node_id:
+                continue
+            progress = self._followers.get(replica)
+            if progress is None:
+                continue
+            in_sync = replica in self.state.isr and now - progress.caught_up_at <= lag_max_s
+            # Rejoining takes a fetch that caught up after the ISR last changed, so a
+            # follower that just died or was removed is not added back on stale progress.
+            rejoins = (
+                replica not in self.state.isr
+                and progress.log_end_offset >= max(self.high_watermark, 0)
+                and progress.caught_up_at > self._isr_changed_at
+            )
+            if in_sync or rejoins:
+                isr.append(replica)
+        ordered = tuple(r for r in self.state.replicas if r in isr)
+        if set(ordered) == set(self.state.isr):
+            return None
+        return replace(self.state, isr=ordered)
+
+    # --- follower side ----------------------------------------------------------------------
+
+    def append_as_follower(self, records: bytes, leader_high_watermark: int) -> None:
+        if records:
+            self.log.append_as_follower(records)
+        self.update_follower_high_watermark(leader_high_watermark)
+
+    def update_follower_high_watermark(self, leader_high_watermark: int) -> None:
+        new = min(leader_high_watermark, self.log.log_end_offset)
+        if new > self.log.high_watermark:
+            self.log.high_watermark = new
+            self._notify()
+
+    # --- reads and waiting -----------------------------------------------------------------
 
     def read(self, fetch_offset: int, max_bytes: int, committed_only: bool) -> ReadResult:
         limit = self.log.high_watermark if committed_only else None
         return self.log.read(fetch_offset, max_bytes, max_offset=limit)
 
     def wait_for_change(self) -> asyncio.Future[None]:
-        """A future resolved at the next high watermark move (shared by all waiters)."""
+        """A future resolved at the next append, high watermark or state change."""
         if self._changed is None:
             self._changed = asyncio.get_running_loop().create_future()
         return self._changed
 
     def _maybe_advance_high_watermark(self) -> None:
-        # With only the leader in the ISR the high watermark is its log end; followers'
-        # fetch positions take part once replication tracks them.
-        if self.state.isr == (self._node_id,) and self.log.high_watermark < self.log.log_end_offset:
-            self.log.high_watermark = self.log.log_end_offset
+        if self.state.leader != self._node_id:
+            return
+        ends = [self.log.log_end_offset]
+        for replica in self.state.isr:
+            if replica != self._node_id:
+                progress = self._followers.get(replica)
+                ends.append(progress.log_end_offset if progress else -1)
+        candidate = min(ends)
+        if candidate > self.log.high_watermark:
+            self.log.high_watermark = candidate
             self._notify()
 
     def _notify(self) -> None:

@@ -13,6 +13,11 @@ from odradek.broker.protocol.errors import ErrorCode, KafkaError
 
 log = logging.getLogger(__name__)
 LogConfigFor = Callable[[TopicMetadata], LogConfig]
+# Called with every partition whose role may have changed (the group coordinator
+# loads and unloads __consumer_offsets partitions from it).
+RoleListener = Callable[[Partition], None]
+# Called with the image and the partitions followed here: key -> (leader, leader epoch).
+FollowListener = Callable[[MetadataImage, dict[PartitionKey, tuple[int, int]]], None]
 
 
 class ReplicaManager:
@@ -21,9 +26,11 @@ class ReplicaManager:
         self._logs = logs
         self._log_config_for = log_config_for
         self._partitions: dict[PartitionKey, Partition] = {}
+        self._role_listeners: list[RoleListener] = []
+        self._follow_listeners: list[FollowListener] = []
 
     def __iter__(self) -> Iterator[Partition]:
-        return iter(self._partitions.values())
+        return iter(list(self._partitions.values()))
 
     def get(self, topic: str, partition: int) -> Partition:
         found = self._partitions.get(PartitionKey(topic, partition))
@@ -31,8 +38,25 @@ class ReplicaManager:
             raise KafkaError(ErrorCode.unknown_topic_or_partition)
         return found
 
+    def find(self, key: PartitionKey) -> Partition | None:
+        return self._partitions.get(key)
+
+    def on_role_change(self, listener: RoleListener) -> None:
+        self._role_listeners.append(listener)
+
+    def on_follow_change(self, listener: FollowListener) -> None:
+        self._follow_listeners.append(listener)
+
+    def set_fenced(self, fenced: bool) -> None:
+        """While fenced (coordination session lost) this broker leads nothing."""
+        for partition in self:
+            partition.fenced = fenced
+            self._announce(partition)
+
     def apply(self, old: MetadataImage | None, new: MetadataImage) -> None:
-        """Open logs for partitions newly assigned here, delete those of removed topics."""
+        """Open logs for partitions assigned here, apply leadership changes, delete the
+        logs of partitions no longer assigned here."""
+        changed: list[Partition] = []
         for topic in new.topics.values():
             config = self._log_config_for(topic)
             previous = old.topics.get(topic.name) if old else None
@@ -41,12 +65,33 @@ class ReplicaManager:
             for state in topic.partitions:
                 key = PartitionKey(topic.name, state.partition)
                 existing = self._partitions.get(key)
-                if existing is not None:
-                    existing.state = state
-                elif self._node_id in state.replicas:
+                if existing is not None and existing.state != state:
+                    existing.apply_state(state)
+                    changed.append(existing)
+                elif existing is None and self._node_id in state.replicas:
                     partition_log = self._logs.get_or_create(topic.name, state.partition, config)
-                    self._partitions[key] = Partition(key, partition_log, state, self._node_id)
-        for key in [key for key in self._partitions if key.topic not in new.topics]:
-            log.info("deleting partition %s", key)
-            del self._partitions[key]
-            self._logs.delete(key.topic, key.partition)
+                    created = Partition(key, partition_log, state, self._node_id)
+                    self._partitions[key] = created
+                    changed.append(created)
+        for key, partition in list(self._partitions.items()):
+            topic = new.topics.get(key.topic)
+            states = topic.partitions if topic else ()
+            if key.partition >= len(states) or self._node_id not in states[key.partition].replicas:
+                log.info("deleting partition %s: no longer assigned to this broker", key)
+                del self._partitions[key]
+                partition.fenced = True
+                self._announce(partition)
+                self._logs.delete(key.topic, key.partition)
+        for partition in changed:
+            self._announce(partition)
+        followed = {
+            p.key: (p.state.leader, p.state.leader_epoch)
+            for p in self._partitions.values()
+            if p.state.leader not in (self._node_id, -1)
+        }
+        for listener in self._follow_listeners:
+            listener(new, followed)
+
+    def _announce(self, partition: Partition) -> None:
+        for listener in self._role_listeners:
+            listener(partition)

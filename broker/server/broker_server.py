@@ -11,8 +11,9 @@ from typing import IO
 
 from aiohttp import web
 
+from odradek.broker.cluster.cluster_membership import ClusterMembership
 from odradek.broker.cluster.metadata_image import BrokerRegistration, TopicMetadata
-from odradek.broker.cluster.metadata_store import EmbeddedMetadataStore
+from odradek.broker.cluster.metadata_store import EmbeddedMetadataStore, MetadataStore
 from odradek.broker.cluster.replica_manager import ReplicaManager
 from odradek.broker.config.broker_config import BrokerConfig
 from odradek.broker.group.coordinator import GroupCoordinator
@@ -43,6 +44,7 @@ class BrokerServer:
         self._connections: set[asyncio.Task[None]] = set()
         self._background: list[asyncio.Task[None]] = []
         self._logs: LogManager | None = None
+        self._membership: ClusterMembership | None = None
         self.context: BrokerContext | None = None
 
     async def start(self) -> None:
@@ -57,9 +59,16 @@ class BrokerServer:
         log.info("loading logs from %s", data_dir)
         self._logs = LogManager(data_dir)
         self._logs.load()
-        store = EmbeddedMetadataStore(data_dir, registration)
-        metrics = BrokerMetrics(self._partition_samples)
         replicas = ReplicaManager(config.node_id, self._logs, self._log_config)
+        store: MetadataStore
+        if config.get("etcd.endpoints"):
+            self._membership = ClusterMembership(config, registration, replicas)
+            log.info("joining cluster %s through etcd", config.get("cluster.name"))
+            await self._membership.start()
+            store = self._membership.store
+        else:
+            store = EmbeddedMetadataStore(data_dir, registration)
+        metrics = BrokerMetrics(self._partition_samples)
         groups = GroupCoordinator(
             config.node_id,
             GroupConfig.from_broker(config),
@@ -99,6 +108,8 @@ class BrokerServer:
 
     async def stop(self) -> None:
         self._ready = False
+        if self._membership is not None:
+            await self._membership.controlled_shutdown()
         if self._kafka_server is not None:
             self._kafka_server.close()
         for task in [*self._connections, *self._background]:
@@ -108,6 +119,8 @@ class BrokerServer:
             await self.context.groups.stop()
         if self._http_runner is not None:
             await self._http_runner.cleanup()
+        if self._membership is not None:
+            await self._membership.stop()
         if self._logs is not None:
             self._logs.close_all()
         if self._lock_file is not None:

@@ -43,7 +43,6 @@ async def handle(context: BrokerContext, request: Request) -> EncodedResponse:
 
 def _read(context: BrokerContext, body: Any) -> tuple[Topics, int, bool]:
     budget = body.max_bytes
-    committed_only = body.replica_id < 0
     total, has_error = 0, False
     topics: Topics = []
     for topic in body.topics:
@@ -54,7 +53,7 @@ def _read(context: BrokerContext, body: Any) -> tuple[Topics, int, bool]:
                 topic.topic,
                 item,
                 min(budget, item.partition_max_bytes),
-                committed_only,
+                body.replica_id,
                 min_one_batch=total == 0,
             )
             has_error |= result.error_code != 0
@@ -70,12 +69,16 @@ def _read_partition(
     topic: str,
     item: Any,
     max_bytes: int,
-    committed_only: bool,
+    replica_id: int,
     min_one_batch: bool,
 ) -> FetchedPartition[FileRegion]:
+    """Consumers (replica id < 0) read up to the high watermark; followers to the log end."""
+    committed_only = replica_id < 0
     try:
         partition = context.replicas.get(topic, item.partition)
         partition.check_leader(getattr(item, "current_leader_epoch", -1))
+        if not committed_only:
+            partition.record_follower_fetch(replica_id, item.fetch_offset)
         result = partition.log.read(
             item.fetch_offset,
             max_bytes,

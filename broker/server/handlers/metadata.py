@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Any
 
 from odradek.broker.cluster.metadata_image import MetadataImage, TopicMetadata
@@ -17,7 +18,11 @@ async def handle(context: BrokerContext, request: Request) -> dict[str, Any]:
     image = context.store.image
     requested = body.topics
     if requested is None or (request.header.api_version == 0 and not requested):
-        topics = [topic_entry(topic) for topic in image.topics.values() if not topic.internal]
+        topics = [
+            topic_entry(topic, image.brokers)
+            for topic in image.topics.values()
+            if not topic.internal
+        ]
     else:
         auto_create = getattr(body, "allow_auto_topic_creation", True) and (
             context.config.get_bool("auto.create.topics.enable")
@@ -56,7 +61,7 @@ async def _lookup(context: BrokerContext, item: Any, auto_create: bool) -> dict[
             topic = context.store.image.topics[name]
     if topic is None:
         return _error_entry(name, ErrorCode.unknown_topic_or_partition)
-    return topic_entry(topic)
+    return topic_entry(topic, context.store.image.brokers)
 
 
 def _name_of_id(image: MetadataImage, topic_id: object) -> str | None:
@@ -68,7 +73,7 @@ def _error_entry(name: str | None, code: ErrorCode) -> dict[str, Any]:
             "partitions": []}  # fmt: skip
 
 
-def topic_entry(topic: TopicMetadata) -> dict[str, Any]:
+def topic_entry(topic: TopicMetadata, live: Collection[int]) -> dict[str, Any]:
     return {
         "error_code": ErrorCode.none,
         "name": topic.name,
@@ -76,13 +81,15 @@ def topic_entry(topic: TopicMetadata) -> dict[str, Any]:
         "is_internal": topic.internal,
         "partitions": [
             {
-                "error_code": ErrorCode.none,
+                "error_code": (
+                    ErrorCode.leader_not_available if state.leader < 0 else ErrorCode.none
+                ),
                 "partition_index": state.partition,
                 "leader_id": state.leader,
                 "leader_epoch": state.leader_epoch,
                 "replica_nodes": state.replicas,
                 "isr_nodes": state.isr,
-                "offline_replicas": (),
+                "offline_replicas": tuple(r for r in state.replicas if r not in live),
             }
             for state in topic.partitions
         ],

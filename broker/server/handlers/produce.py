@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+from datetime import timedelta
 from typing import Any
 
 from odradek.broker.protocol.errors import ErrorCode, KafkaError
@@ -17,15 +19,30 @@ async def handle(context: BrokerContext, request: Request) -> dict[str, Any] | N
     body = request.body
     acks = body.acks
     responses = []
+    commits = []
     for topic_data in body.topic_data:
-        partitions = [
-            _append(context, topic_data.name, item.index, item.records, acks)
-            for item in topic_data.partition_data
-        ]
+        partitions = []
+        for item in topic_data.partition_data:
+            result = _append(context, topic_data.name, item.index, item.records, acks)
+            partitions.append(result)
+            if acks == -1 and result["error_code"] is ErrorCode.none:
+                commits.append(_await_commit(context, topic_data.name, result, body.timeout))
         responses.append({"name": topic_data.name, "partition_responses": partitions})
+    # acks=all: answer once the high watermark passed every batch (or time ran out).
+    await asyncio.gather(*commits)
     if acks == 0:
         return None
     return {"responses": responses, "throttle_time": 0}
+
+
+async def _await_commit(
+    context: BrokerContext, topic: str, result: dict[str, Any], timeout: timedelta
+) -> None:
+    try:
+        partition = context.replicas.get(topic, result["index"])
+        await partition.wait_for_high_watermark(result["last_offset"] + 1, timeout.total_seconds())
+    except KafkaError as error:
+        result.update(error_code=error.code, error_message=error.message, base_offset=-1)
 
 
 def _append(
@@ -63,6 +80,7 @@ def _append(
         "log_start_offset": info.log_start_offset,
         "record_errors": (),
         "error_message": None,
+        "last_offset": info.last_offset,  # not a response field: what acks=all waits for
     }
 
 

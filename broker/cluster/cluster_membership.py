@@ -1,0 +1,124 @@
+"""This broker's part in a multi-broker cluster: its etcd session, the controller
+loop, the replica fetchers, ISR upkeep and controlled shutdown."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+
+from odradek.broker.cluster.controller import Controller
+from odradek.broker.cluster.etcd_client import EtcdClient, EtcdError
+from odradek.broker.cluster.etcd_store import EtcdMetadataStore
+from odradek.broker.cluster.metadata_image import BrokerRegistration
+from odradek.broker.cluster.replica_fetcher import FetcherSettings, ReplicaFetcherManager
+from odradek.broker.cluster.replica_manager import ReplicaManager
+from odradek.broker.config.broker_config import BrokerConfig
+
+log = logging.getLogger(__name__)
+
+ISR_CHECK_INTERVAL_S = 0.5
+
+
+class ClusterMembership:
+    def __init__(
+        self, config: BrokerConfig, registration: BrokerRegistration, replicas: ReplicaManager
+    ) -> None:
+        endpoints = config.get("etcd.endpoints")
+        assert isinstance(endpoints, list)
+        self._config = config
+        self._node_id = registration.node_id
+        self._replicas = replicas
+        session_s = max(1, round(config.get_int("broker.session.timeout.ms") / 1000))
+        self.store = EtcdMetadataStore(
+            EtcdClient(endpoints), str(config.get("cluster.name")), registration, session_s
+        )
+        self.fetchers = ReplicaFetcherManager(
+            FetcherSettings(
+                node_id=registration.node_id,
+                max_wait_ms=config.get_int("replica.fetch.wait.max.ms"),
+                max_bytes=config.get_int("replica.fetch.response.max.bytes"),
+                partition_max_bytes=config.get_int("replica.fetch.max.bytes"),
+            ),
+            replicas.find,
+        )
+        rebalance = config.get_int("leader.imbalance.check.interval.seconds")
+        self.controller = Controller(
+            self.store,
+            registration.node_id,
+            self._unclean_allowed,
+            rebalance if config.get_bool("auto.leader.rebalance.enable") else None,
+        )
+        self._tasks: list[asyncio.Task[None]] = []
+
+    async def start(self) -> None:
+        """Register in etcd; the caller subscribes the replica manager to the store."""
+        await self.store.start()
+        self._replicas.on_follow_change(self.fetchers.update)
+        self._tasks = [
+            asyncio.create_task(self.controller.run(), name="controller"),
+            asyncio.create_task(self._maintain_isr(), name="isr-upkeep"),
+            asyncio.create_task(self._watch_session(), name="etcd-session"),
+        ]
+
+    async def controlled_shutdown(self) -> None:
+        """Ask the controller to move this broker's leaderships, and wait until it has."""
+        if not self._config.get_bool("controlled.shutdown.enable"):
+            return
+        timeout = self._config.get_int("controlled.shutdown.timeout.ms") / 1000
+        try:
+            await self.store.announce_shutdown()
+            async with asyncio.timeout(timeout):
+                while self._leads_movable_partitions():
+                    await asyncio.sleep(0.1)
+            log.info("broker %d: leaderships moved, shutting down", self._node_id)
+        except (EtcdError, TimeoutError) as error:
+            log.warning("controlled shutdown incomplete (%s); stopping anyway", error)
+
+    async def stop(self) -> None:
+        for task in self._tasks:
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        await self.fetchers.stop()
+        await self.store.stop()
+
+    def _leads_movable_partitions(self) -> bool:
+        return any(
+            p.is_leader and any(replica != self._node_id for replica in p.state.isr)
+            for p in self._replicas
+        )
+
+    def _unclean_allowed(self, topic: str) -> bool:
+        metadata = self.store.image.topics.get(topic)
+        value = metadata.configs.get("unclean.leader.election.enable") if metadata else None
+        if value is None:
+            return self._config.get_bool("unclean.leader.election.enable")
+        return value.lower() == "true"
+
+    async def _maintain_isr(self) -> None:
+        lag_s = self._config.get_int("replica.lag.time.max.ms") / 1000
+        while True:
+            await asyncio.sleep(ISR_CHECK_INTERVAL_S)
+            for partition in self._replicas:
+                proposed = partition.proposed_isr(lag_s)
+                if proposed is None:
+                    continue
+                current = partition.state
+                with contextlib.suppress(EtcdError):
+                    if await self.store.update_partition(partition.key.topic, current, proposed):
+                        log.info(
+                            "%s: isr %s -> %s", partition.key, list(current.isr), list(proposed.isr)
+                        )
+
+    async def _watch_session(self) -> None:
+        while True:
+            await self.store.session_lost.wait()
+            log.error("broker %d lost its etcd session: leading nothing until back", self._node_id)
+            self._replicas.set_fenced(True)
+            while self.store.session_lost.is_set():
+                try:
+                    await self.store.renew_session()
+                except EtcdError as error:
+                    log.warning("cannot register again yet: %s", error)
+                    await asyncio.sleep(1)
+            self._replicas.set_fenced(False)

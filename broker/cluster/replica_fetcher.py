@@ -1,0 +1,246 @@
+"""Followers pull from leaders: one fetch loop per leader broker.
+
+Before fetching a partition whose leader or leader epoch changed, the follower
+asks the leader for the end offset of its own latest epoch (OffsetForLeaderEpoch)
+and truncates what the leader does not have, so replicas never diverge. It then
+fetches from its log end with its replica id; the leader answers with batches
+up to its log end and its high watermark, which the follower adopts as far as
+its own log reaches.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from odradek.broker.cluster.metadata_image import MetadataImage
+from odradek.broker.cluster.partition import Partition, PartitionKey
+from odradek.broker.cluster.peer_connection import PeerConnection
+from odradek.broker.protocol.api_keys import ApiKey
+from odradek.broker.protocol.errors import ErrorCode, KafkaError
+
+log = logging.getLogger(__name__)
+
+FETCH_VERSION = 12
+EPOCH_VERSION = 4
+LATEST_EPOCH = 2**31 - 1
+RETRY_BACKOFF_S = 0.2
+_WAIT_FOR_METADATA = {
+    ErrorCode.not_leader_or_follower,
+    ErrorCode.fenced_leader_epoch,
+    ErrorCode.unknown_leader_epoch,
+    ErrorCode.unknown_topic_or_partition,
+}
+
+
+@dataclass(frozen=True)
+class FetcherSettings:
+    node_id: int
+    max_wait_ms: int = 500
+    max_bytes: int = 10 * 1024 * 1024
+    partition_max_bytes: int = 1024 * 1024
+
+
+class ReplicaFetcherManager:
+    """Keeps one ``LeaderFetcher`` per leader this broker follows partitions of."""
+
+    def __init__(
+        self, settings: FetcherSettings, partition_of: Callable[[PartitionKey], Partition | None]
+    ) -> None:
+        self.settings = settings
+        self.partition_of = partition_of
+        self._fetchers: dict[int, LeaderFetcher] = {}
+        self._image: MetadataImage | None = None
+
+    def update(self, image: MetadataImage, followed: dict[PartitionKey, tuple[int, int]]) -> None:
+        """``followed`` maps partitions this broker follows to (leader, leader epoch)."""
+        self._image = image
+        by_leader: dict[int, dict[PartitionKey, int]] = {}
+        for key, (leader, epoch) in followed.items():
+            by_leader.setdefault(leader, {})[key] = epoch
+        for leader in list(self._fetchers):
+            if leader not in by_leader:
+                self._fetchers.pop(leader).stop()
+        for leader, partitions in by_leader.items():
+            fetcher = self._fetchers.get(leader)
+            if fetcher is None:
+                fetcher = self._fetchers[leader] = LeaderFetcher(leader, self)
+            fetcher.assign(partitions)
+
+    def address_of(self, broker: int) -> tuple[str, int] | None:
+        registration = self._image.brokers.get(broker) if self._image else None
+        return (registration.host, registration.port) if registration else None
+
+    async def stop(self) -> None:
+        fetchers, self._fetchers = list(self._fetchers.values()), {}
+        for fetcher in fetchers:
+            fetcher.stop()
+        await asyncio.gather(*(f.task for f in fetchers), return_exceptions=True)
+
+
+class LeaderFetcher:
+    def __init__(self, leader: int, manager: ReplicaFetcherManager) -> None:
+        self.leader = leader
+        self._manager = manager
+        self._settings = manager.settings
+        self._epochs: dict[PartitionKey, int] = {}
+        self._to_truncate: set[PartitionKey] = set()
+        self._wake = asyncio.Event()
+        self.task = asyncio.create_task(self._run(), name=f"replica-fetcher-{leader}")
+
+    def assign(self, partitions: dict[PartitionKey, int]) -> None:
+        for key, epoch in partitions.items():
+            if self._epochs.get(key) != epoch:
+                self._to_truncate.add(key)
+        self._epochs = dict(partitions)
+        self._to_truncate &= set(partitions)
+        self._wake.set()
+
+    def stop(self) -> None:
+        self.task.cancel()
+
+    async def _run(self) -> None:
+        connection: PeerConnection | None = None
+        while True:
+            try:
+                address = self._manager.address_of(self.leader)
+                if address is None or not self._epochs:
+                    await self._idle()
+                    continue
+                if connection is None or (connection.host, connection.port) != address:
+                    if connection is not None:
+                        connection.close()
+                    connection = PeerConnection(*address)
+                if self._to_truncate:
+                    await self._truncate(connection)
+                await self._fetch(connection)
+            except asyncio.CancelledError:
+                if connection is not None:
+                    connection.close()
+                raise
+            except (OSError, asyncio.IncompleteReadError, TimeoutError, KafkaError) as error:
+                log.debug("fetching from broker %d: %s", self.leader, error)
+                if connection is not None:
+                    connection.close()
+                    connection = None
+                await asyncio.sleep(RETRY_BACKOFF_S)
+
+    async def _idle(self) -> None:
+        self._wake.clear()
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(1):
+                await self._wake.wait()
+
+    def _partitions(self) -> list[tuple[PartitionKey, int, Partition]]:
+        found = []
+        for key, epoch in self._epochs.items():
+            partition = self._manager.partition_of(key)
+            if partition is not None:
+                found.append((key, epoch, partition))
+        return found
+
+    async def _truncate(self, connection: PeerConnection) -> None:
+        pending = [item for item in self._partitions() if item[0] in self._to_truncate]
+        by_topic: dict[str, list[dict[str, Any]]] = {}
+        for key, epoch, partition in pending:
+            latest, _ = partition.log.end_offset_for_epoch(LATEST_EPOCH)
+            by_topic.setdefault(key.topic, []).append(
+                {"partition": key.partition, "current_leader_epoch": epoch, "leader_epoch": latest}
+            )
+        response = await connection.request(
+            ApiKey.OFFSET_FOR_LEADER_EPOCH,
+            EPOCH_VERSION,
+            {
+                "replica_id": self._settings.node_id,
+                "topics": [{"topic": t, "partitions": p} for t, p in by_topic.items()],
+            },
+        )
+        for topic in response.topics:
+            for result in topic.partitions:
+                key = PartitionKey(topic.topic, result.partition)
+                partition = self._manager.partition_of(key)
+                if partition is None or result.error_code != ErrorCode.none:
+                    continue
+                _truncate_to_leader(partition, result.leader_epoch, result.end_offset)
+                self._to_truncate.discard(key)
+
+    async def _fetch(self, connection: PeerConnection) -> None:
+        partitions = [item for item in self._partitions() if item[0] not in self._to_truncate]
+        if not partitions:
+            await asyncio.sleep(RETRY_BACKOFF_S)
+            return
+        by_topic: dict[str, list[dict[str, Any]]] = {}
+        for key, epoch, partition in partitions:
+            by_topic.setdefault(key.topic, []).append(
+                {
+                    "partition": key.partition,
+                    "current_leader_epoch": epoch,
+                    "fetch_offset": partition.log.log_end_offset,
+                    "last_fetched_epoch": -1,
+                    "log_start_offset": partition.log.log_start_offset,
+                    "partition_max_bytes": self._settings.partition_max_bytes,
+                }
+            )
+        settings = self._settings
+        response = await connection.request(
+            ApiKey.FETCH,
+            FETCH_VERSION,
+            {
+                "replica_id": settings.node_id,
+                "max_wait": settings.max_wait_ms,
+                "min_bytes": 1,
+                "max_bytes": settings.max_bytes,
+                "isolation_level": 0,
+                "session_id": 0,
+                "session_epoch": -1,
+                "topics": [{"topic": t, "partitions": p} for t, p in by_topic.items()],
+                "forgotten_topics_data": [],
+                "rack_id": "",
+            },
+        )
+        waiting = False
+        for topic in response.responses:
+            for result in topic.partitions:
+                key = PartitionKey(topic.topic, result.partition_index)
+                partition = self._manager.partition_of(key)
+                if partition is None or key not in self._epochs:
+                    continue
+                waiting |= self._apply(key, partition, result)
+        if waiting:
+            await asyncio.sleep(RETRY_BACKOFF_S)
+
+    def _apply(self, key: PartitionKey, partition: Partition, result: Any) -> bool:
+        """Apply one partition's fetch result; True if it must wait for metadata."""
+        code = result.error_code
+        if code == ErrorCode.none:
+            partition.append_as_follower(result.records or b"", result.high_watermark)
+            return False
+        if code == ErrorCode.offset_out_of_range:
+            if partition.log.log_end_offset < result.log_start_offset:
+                log.info("%s: behind the leader's log start; restarting at %d", key,
+                         result.log_start_offset)  # fmt: skip
+                partition.log.truncate_fully_and_start_at(result.log_start_offset)
+            else:
+                self._to_truncate.add(key)
+            return False
+        if code in _WAIT_FOR_METADATA:
+            return True
+        log.warning("%s: fetch from broker %d failed: %s", key, self.leader, code.name)
+        return True
+
+
+def _truncate_to_leader(partition: Partition, leader_epoch: int, leader_end: int) -> None:
+    log_end = partition.log.log_end_offset
+    if leader_epoch < 0:
+        target = partition.high_watermark
+    else:
+        _, local_end = partition.log.end_offset_for_epoch(leader_epoch)
+        target = leader_end if local_end < 0 else min(leader_end, local_end)
+    if target < log_end:
+        log.info("%s: truncating from %d to %d to match the leader", partition.key, log_end,
+                 target)  # fmt: skip
+        partition.log.truncate_to(target)
