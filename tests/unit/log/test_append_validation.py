@@ -12,7 +12,13 @@ from odradek.broker.protocol.errors import ErrorCode, KafkaError
 from odradek.broker.protocol.records import iter_batches
 
 COMPACTED = LogConfig(cleanup_policy=("compact",))
-CODEC_CONFIG_NAMES = {NONE: "uncompressed", GZIP: "gzip", SNAPPY: "snappy", LZ4: "lz4", ZSTD: "zstd"}
+CODEC_CONFIG_NAMES = {
+    NONE: "uncompressed",
+    GZIP: "gzip",
+    SNAPPY: "snappy",
+    LZ4: "lz4",
+    ZSTD: "zstd",
+}
 
 
 def test_a_batch_above_max_message_bytes_is_refused_as_message_too_large(
