@@ -9,7 +9,7 @@ mkdir -p "${CACHE}/pip"
 
 say() { printf '[setup] %s\n' "$*" >&2; }
 
-debian_packages=(kcat)
+debian_packages=(kcat etcd-server)
 missing=()
 for package in "${debian_packages[@]}"; do
   dpkg -s "${package}" >/dev/null 2>&1 || missing+=("${package}")
@@ -26,9 +26,22 @@ fi
 stamp="${CACHE}/pip-installed-$(sha256sum pyproject.toml setup.py | sha256sum | cut -c1-16)-$(pwd | sha256sum | cut -c1-8)"
 if [ ! -f "${stamp}" ]; then
   say "installing Python packages (pip, cached in ${CACHE}/pip)"
-  python3 -m pip install --quiet --disable-pip-version-check --cache-dir "${CACHE}/pip" \
-    -e ".[test,operator]" 2>&1 | grep -v "Running pip as the 'root' user" || true
-  python3 -c "import odradek.broker, kafka, aiokafka, confluent_kafka" 
+  if ! python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore \
+      --cache-dir "${CACHE}/pip" -e ".[test,operator]" > "${CACHE}/pip.log" 2>&1; then
+    cat "${CACHE}/pip.log" >&2
+    exit 1
+  fi
   touch "${stamp}"
 fi
+
+# helm renders and lints the chart in the tests; built from the Go module proxy once.
+HELM_VERSION=v3.16.2
+if [ ! -x "${CACHE}/bin/helm-${HELM_VERSION}" ]; then
+  say "building helm ${HELM_VERSION} with go install (cached in ${CACHE}/bin)"
+  mkdir -p "${CACHE}/bin" "${CACHE}/go"
+  GOPATH="${CACHE}/go" GOBIN="${CACHE}/bin" GOFLAGS=-modcacherw \
+    go install "helm.sh/helm/v3/cmd/helm@${HELM_VERSION}"
+  mv "${CACHE}/bin/helm" "${CACHE}/bin/helm-${HELM_VERSION}"
+fi
+ln -sf "helm-${HELM_VERSION}" "${CACHE}/bin/helm"
 say "ready"
