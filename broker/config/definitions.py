@@ -302,6 +302,14 @@ BROKER_CONFIGS = _defs(
         dynamic=True,
     ),
     ConfigDef(
+        "log.segment.delete.delay.ms",
+        ConfigType.LONG,
+        60000,
+        "How long files of deleted segments stay open for reads in progress.",
+        at_least(0),
+        dynamic=True,
+    ),
+    ConfigDef(
         "etcd.endpoints",
         ConfigType.LIST,
         [],
@@ -472,6 +480,14 @@ TOPIC_CONFIGS = _defs(
         "log.cleaner.delete.retention.ms",
     ),
     ConfigDef(
+        "file.delete.delay.ms",
+        ConfigType.LONG,
+        60000,
+        "How long files of deleted segments stay open for reads in progress.",
+        at_least(0),
+        "log.segment.delete.delay.ms",
+    ),
+    ConfigDef(
         "flush.messages",
         ConfigType.LONG,
         LONG_MAX,
@@ -510,6 +526,22 @@ TOPIC_CONFIGS = _defs(
         "CreateTime or LogAppendTime.",
         one_of(*_TIMESTAMP_TYPES),
         "log.message.timestamp.type",
+    ),
+    ConfigDef(
+        "min.cleanable.dirty.ratio",
+        ConfigType.DOUBLE,
+        0.5,
+        "Dirty share of a log before it is compacted.",
+        between(0, 1),
+        "log.cleaner.min.cleanable.ratio",
+    ),
+    ConfigDef(
+        "min.compaction.lag.ms",
+        ConfigType.LONG,
+        0,
+        "Minimum age of a record before compaction may remove it.",
+        at_least(0),
+        "log.cleaner.min.compaction.lag.ms",
     ),
     ConfigDef(
         "min.insync.replicas",
