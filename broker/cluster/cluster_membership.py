@@ -50,6 +50,8 @@ class ClusterMembership:
             rebalance if config.get_bool("auto.leader.rebalance.enable") else None,
         )
         self._tasks: list[asyncio.Task[None]] = []
+        self.isr_shrinks = 0
+        self.isr_expands = 0
 
     async def start(self) -> None:
         """Register in etcd; the caller subscribes the replica manager to the store."""
@@ -106,6 +108,10 @@ class ClusterMembership:
                 current = partition.state
                 with contextlib.suppress(EtcdError):
                     if await self.store.update_partition(partition.key.topic, current, proposed):
+                        if len(proposed.isr) < len(current.isr):
+                            self.isr_shrinks += 1
+                        else:
+                            self.isr_expands += 1
                         log.info(
                             "%s: isr %s -> %s", partition.key, list(current.isr), list(proposed.isr)
                         )

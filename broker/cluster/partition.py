@@ -173,6 +173,14 @@ class Partition:
             return None
         return replace(self.state, isr=ordered)
 
+    def follower_lags(self) -> dict[int, int]:
+        """Records each follower is behind this leader's log end (unknown followers: all)."""
+        end = self.log.log_end_offset
+        return {
+            replica: end - max(progress.log_end_offset, 0)
+            for replica, progress in self._followers.items()
+        }
+
     # --- follower side ----------------------------------------------------------------------
 
     def append_as_follower(self, records: bytes, leader_high_watermark: int) -> None:

@@ -26,6 +26,7 @@ from odradek.broker.server.context import BrokerContext
 from odradek.broker.server.http_endpoints import build_http_app
 from odradek.broker.server.metrics import BrokerMetrics, PartitionSample
 from odradek.broker.server.producer_ids import ProducerIdAllocator
+from odradek.broker.server.replication_metrics import ReplicationCollector
 
 log = logging.getLogger(__name__)
 
@@ -83,6 +84,7 @@ class BrokerServer:
         store.subscribe(replicas.apply)
         groups.start()  # after the replicas: it loads the __consumer_offsets partitions they hold
         metrics.registry.register(GroupCollector(groups))
+        metrics.registry.register(ReplicationCollector(self.context, lambda: self._membership))
 
         self._http_runner = web.AppRunner(
             build_http_app(metrics.registry, lambda: self._ready), access_log=None
