@@ -23,6 +23,7 @@ from odradek.broker.cluster.leader_election import (
     plan_preferred_leaders,
 )
 from odradek.broker.cluster.metadata_image import MetadataImage
+from odradek.broker.cluster.reassignment import plan_reassignment_completions
 
 log = logging.getLogger(__name__)
 # etcd refuses transactions of more than 128 operations (--max-txn-ops).
@@ -78,8 +79,9 @@ class Controller:
         if self._revision is None:
             return  # the key names us but from an earlier session; it expires with it
         await self._write(self._elections(image))
+        live = set(self._store.live_brokers())
+        await self._write(plan_reassignment_completions(self._store.image, live))
         if self._rebalance_due():
-            live = set(self._store.live_brokers())
             await self._write(plan_preferred_leaders(self._store.image, live))
 
     def _elections(self, image: MetadataImage) -> list[Change]:

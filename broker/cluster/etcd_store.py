@@ -346,23 +346,18 @@ def _image_from(prefix: str, kvs: dict[str, KeyValue]) -> MetadataImage:
     image_topics = {}
     for name, item in topics.items():
         partitions = []
-        for index, replicas in enumerate(item["replicas"]):
+        for index in range(item["partitions"]):
             state = states.get((name, index))
             if state is None:
                 break  # written in the same transaction; absent only mid-deletion
-            partitions.append(
-                PartitionState(
-                    index,
-                    tuple(replicas),
-                    state["leader"],
-                    state["leader_epoch"],
-                    tuple(state["isr"]),
-                )
-            )
+            partitions.append(PartitionState.from_json({"partition": index, **state}))
         image_topics[name] = TopicMetadata(
-            name, uuid.UUID(item["topic_id"]), tuple(partitions), item["configs"],
+            name,
+            uuid.UUID(item["topic_id"]),
+            tuple(partitions),
+            item["configs"],
             item.get("internal", False),
-        )  # fmt: skip
+        )
     return MetadataImage(cluster_id, controller, brokers, image_topics, configs)
 
 
@@ -382,7 +377,7 @@ def _encode_topic(topic: TopicMetadata) -> bytes:
     return json.dumps(
         {
             "topic_id": str(topic.topic_id),
-            "replicas": [list(state.replicas) for state in topic.partitions],
+            "partitions": len(topic.partitions),
             "configs": dict(topic.configs),
             "internal": topic.internal,
         }
@@ -390,6 +385,6 @@ def _encode_topic(topic: TopicMetadata) -> bytes:
 
 
 def _encode_partition(state: PartitionState) -> bytes:
-    return json.dumps(
-        {"leader": state.leader, "leader_epoch": state.leader_epoch, "isr": list(state.isr)}
-    ).encode()
+    data = state.to_json()
+    del data["partition"]  # the key says which
+    return json.dumps(data).encode()

@@ -25,15 +25,26 @@ class PartitionState:
     leader: int
     leader_epoch: int = 0
     isr: tuple[int, ...] = ()
+    # During a reassignment ``replicas`` holds the target replicas followed by those
+    # being removed; ``adding`` must join the ISR before ``removing`` is dropped.
+    adding: tuple[int, ...] = ()
+    removing: tuple[int, ...] = ()
+
+    @property
+    def reassigning(self) -> bool:
+        return bool(self.adding or self.removing)
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        data = {
             "partition": self.partition,
             "replicas": list(self.replicas),
             "leader": self.leader,
             "leader_epoch": self.leader_epoch,
             "isr": list(self.isr),
         }
+        if self.reassigning:
+            data["adding"], data["removing"] = list(self.adding), list(self.removing)
+        return data
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> PartitionState:
@@ -43,6 +54,8 @@ class PartitionState:
             leader=data["leader"],
             leader_epoch=data["leader_epoch"],
             isr=tuple(data["isr"]),
+            adding=tuple(data.get("adding", ())),
+            removing=tuple(data.get("removing", ())),
         )
 
 

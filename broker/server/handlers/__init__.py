@@ -6,6 +6,7 @@ from __future__ import annotations
 from odradek.broker.protocol.api_keys import ApiKey
 from odradek.broker.server.handlers import (
     alter_configs,
+    alter_partition_reassignments,
     api_versions,
     create_partitions,
     create_topics,
@@ -15,6 +16,7 @@ from odradek.broker.server.handlers import (
     describe_cluster,
     describe_configs,
     describe_groups,
+    elect_leaders,
     fetch,
     find_coordinator,
     heartbeat,
@@ -24,6 +26,7 @@ from odradek.broker.server.handlers import (
     leave_group,
     list_groups,
     list_offsets,
+    list_partition_reassignments,
     metadata,
     offset_commit,
     offset_delete,
@@ -51,6 +54,9 @@ API_HANDLERS: dict[int, ApiHandler] = {
     ApiKey.CREATE_PARTITIONS: ApiHandler(create_partitions.handle, 0, 3),
     ApiKey.DELETE_RECORDS: ApiHandler(delete_records.handle, 0, 2),
     ApiKey.DESCRIBE_CLUSTER: ApiHandler(describe_cluster.handle, 0, 1),
+    ApiKey.ELECT_LEADERS: ApiHandler(elect_leaders.handle, 0, 2),
+    ApiKey.ALTER_PARTITION_REASSIGNMENTS: ApiHandler(alter_partition_reassignments.handle, 0, 0),
+    ApiKey.LIST_PARTITION_REASSIGNMENTS: ApiHandler(list_partition_reassignments.handle, 0, 0),
     ApiKey.FIND_COORDINATOR: ApiHandler(find_coordinator.handle, 0, 3),
     ApiKey.JOIN_GROUP: ApiHandler(join_group.handle, 0, 7),
     ApiKey.SYNC_GROUP: ApiHandler(sync_group.handle, 0, 5),

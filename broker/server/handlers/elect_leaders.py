@@ -1,0 +1,36 @@
+"""ElectLeaders: preferred (or unclean) leader election on demand."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from odradek.broker.protocol.errors import ErrorCode
+from odradek.broker.protocol.framing import Request
+from odradek.broker.server.context import BrokerContext
+from odradek.broker.server.handlers.errors import error_of
+from odradek.broker.server.partition_admin import elect_leader
+
+
+async def handle(context: BrokerContext, request: Request) -> dict[str, Any]:
+    body = request.body
+    kind = getattr(body, "election_type", 0)
+    requested = body.topic_partitions
+    if requested is None:
+        image = context.store.image
+        targets = [(t.name, [s.partition for s in t.partitions]) for t in image.topics.values()]
+    else:
+        targets = [(item.topic, list(item.partitions)) for item in requested]
+    results = []
+    for topic, partitions in targets:
+        outcome = []
+        for partition in partitions:
+            try:
+                await elect_leader(context, topic, partition, kind)
+                code, message = ErrorCode.none, None
+            except Exception as error:  # every failure becomes this partition's error code
+                code, message = error_of(error)
+            outcome.append(
+                {"partition_id": partition, "error_code": code, "error_message": message}
+            )
+        results.append({"topic": topic, "partition_result": outcome})
+    return {"throttle_time": 0, "error_code": ErrorCode.none, "replica_election_results": results}
