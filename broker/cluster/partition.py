@@ -104,6 +104,18 @@ class Partition:
         if not self.is_leader:
             raise KafkaError(ErrorCode.not_leader_or_follower)
 
+    def check_follower(self, current_leader_epoch: int = -1) -> None:
+        """Raise unless this replica may serve a consumer as a follower (KIP-392)."""
+        if current_leader_epoch >= 0 and current_leader_epoch != self.state.leader_epoch:
+            code = (
+                ErrorCode.fenced_leader_epoch
+                if current_leader_epoch < self.state.leader_epoch
+                else ErrorCode.unknown_leader_epoch
+            )
+            raise KafkaError(code)
+        if self.fenced or self.state.leader < 0:
+            raise KafkaError(ErrorCode.not_leader_or_follower)
+
     # --- leader side ------------------------------------------------------------------------
 
     def append_as_leader(self, records: bytes, required_acks: int, min_insync: int) -> AppendInfo:

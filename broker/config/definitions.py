@@ -370,6 +370,13 @@ BROKER_CONFIGS = _defs(
         at_least(0),
     ),
     ConfigDef(
+        "replica.selector.class",
+        ConfigType.STRING,
+        None,
+        "Set to org.apache.kafka.common.replica.RackAwareReplicaSelector to let consumers "
+        "with client.rack fetch from an in-sync replica in their rack (KIP-392).",
+    ),
+    ConfigDef(
         "auto.leader.rebalance.enable",
         ConfigType.BOOLEAN,
         True,

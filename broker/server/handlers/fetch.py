@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from odradek.broker.cluster.metadata_image import PartitionState
+from odradek.broker.cluster.partition import Partition
 from odradek.broker.log.partition_log import FileRegion
 from odradek.broker.protocol.errors import ErrorCode, KafkaError
 from odradek.broker.protocol.fetch_response import (
@@ -54,6 +56,7 @@ def _read(context: BrokerContext, body: Any) -> tuple[Topics, int, bool]:
                 item,
                 min(budget, item.partition_max_bytes),
                 body.replica_id,
+                getattr(body, "rack_id", ""),
                 min_one_batch=total == 0,
             )
             has_error |= result.error_code != 0
@@ -70,15 +73,25 @@ def _read_partition(
     item: Any,
     max_bytes: int,
     replica_id: int,
+    rack_id: str,
     min_one_batch: bool,
 ) -> FetchedPartition[FileRegion]:
-    """Consumers (replica id < 0) read up to the high watermark; followers to the log end."""
+    """Consumers (replica id < 0) read up to the high watermark, from the leader or
+    (Fetch v11+, KIP-392) any replica; followers read to the leader's log end."""
     committed_only = replica_id < 0
     try:
         partition = context.replicas.get(topic, item.partition)
-        partition.check_leader(getattr(item, "current_leader_epoch", -1))
+        epoch = getattr(item, "current_leader_epoch", -1)
+        if committed_only and rack_id and not partition.is_leader:
+            partition.check_follower(epoch)
+        else:
+            partition.check_leader(epoch)
         if not committed_only:
             partition.record_follower_fetch(replica_id, item.fetch_offset)
+        elif rack_id and partition.is_leader:
+            preferred = _replica_in_rack(context, partition.state, rack_id)
+            if preferred is not None:
+                return _redirect(partition, item.partition, preferred)
         result = partition.log.read(
             item.fetch_offset,
             max_bytes,
@@ -98,6 +111,33 @@ def _read_partition(
         log_start_offset=result.log_start_offset,
         records=result.regions,
         records_size=result.size,
+    )
+
+
+def _replica_in_rack(context: BrokerContext, state: PartitionState, rack: str) -> int | None:
+    """An in-sync replica in the consumer's rack, when the leader is not in it."""
+    if not context.config.get_str("replica.selector.class"):
+        return None
+    brokers = context.store.image.brokers
+    leader = brokers.get(state.leader)
+    if leader is not None and leader.rack == rack:
+        return None
+    return next(
+        (r for r in state.isr if r in brokers and brokers[r].rack == rack),
+        None,
+    )
+
+
+def _redirect(partition: Partition, index: int, replica: int) -> FetchedPartition[FileRegion]:
+    """No records, only the replica the consumer should fetch from instead."""
+    high_watermark = partition.high_watermark
+    return FetchedPartition(
+        partition_index=index,
+        error_code=ErrorCode.none.value,
+        high_watermark=high_watermark,
+        last_stable_offset=high_watermark,
+        log_start_offset=partition.log.log_start_offset,
+        preferred_read_replica=replica,
     )
 
 
