@@ -13,13 +13,20 @@ class _Registrar(Protocol):
 
 
 def _registrars() -> list[_Registrar]:
-    from odradek.cli import broker_command, consume_command, produce_command, topic_command
+    from odradek.cli import (
+        broker_command,
+        consume_command,
+        group_command,
+        produce_command,
+        topic_command,
+    )
 
     return [
         broker_command.register,
         topic_command.register,
         produce_command.register,
         consume_command.register,
+        group_command.register,
     ]
 
 
