@@ -261,9 +261,21 @@ class Broker:
             return "(no log file)"
         return "\n".join(text.splitlines()[-lines:])
 
+    def state(self) -> str:
+        """``running (pid N)``, or how the process ended (exit code or signal)."""
+        if self.process is None:
+            return "not started"
+        code = self.process.poll()
+        if code is None:
+            return f"running (pid {self.process.pid})"
+        if code < 0:
+            return f"killed by {signal.Signals(-code).name} (pid {self.process.pid})"
+        return f"exited with code {code} (pid {self.process.pid})"
+
     def describe(self) -> str:
         return (
-            f"broker {self.bootstrap} (http {self.http_port}, data {self.data_dir})\n"
+            f"broker {self.bootstrap} (http {self.http_port}, data {self.data_dir}): "
+            f"{self.state()}\n"
             f"--- last {LOG_TAIL_LINES} lines of {self.log_path} ---\n{self.log_tail()}"
         )
 
