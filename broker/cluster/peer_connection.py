@@ -36,11 +36,12 @@ class PeerConnection:
 
     async def request(self, api_key: int, version: int, body: Mapping[str, Any]) -> Any:
         """Send one request and return the decoded response body (kio entity)."""
-        if self._writer is None:
-            self._reader, self._writer = await asyncio.wait_for(
+        reader, writer = self._reader, self._writer
+        if reader is None or writer is None:
+            reader, writer = await asyncio.wait_for(
                 asyncio.open_connection(self.host, self.port), self._timeout
             )
-        assert self._reader is not None
+            self._reader, self._writer = reader, writer
         schema = load_request_schema(api_key, version)
         self._correlation_id += 1
         frame = io.BytesIO()
@@ -52,11 +53,11 @@ class PeerConnection:
         entity_writer(schema)(frame, build_entity(schema, body))
         data = frame.getbuffer()
         _SIZE.pack_into(data, 0, len(data) - 4)
-        self._writer.write(bytes(data))
-        await self._writer.drain()
+        writer.write(bytes(data))
+        await writer.drain()
         async with asyncio.timeout(self._timeout):
-            (size,) = _SIZE.unpack(await self._reader.readexactly(4))
-            payload = await self._reader.readexactly(size)
+            (size,) = _SIZE.unpack(await reader.readexactly(4))
+            payload = await reader.readexactly(size)
         response_schema = load_response_schema(api_key, version)
         offset = 4 + (1 if response_schema.__header_schema__.__flexible__ else 0)
         response, _ = entity_reader(response_schema)(payload, offset)

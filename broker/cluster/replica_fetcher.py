@@ -162,10 +162,10 @@ class LeaderFetcher:
         for topic in response.topics:
             for result in topic.partitions:
                 key = PartitionKey(topic.topic, result.partition)
-                partition = self._manager.partition_of(key)
-                if partition is None or result.error_code != ErrorCode.none:
+                follower = self._manager.partition_of(key)
+                if follower is None or result.error_code != ErrorCode.none:
                     continue
-                _truncate_to_leader(partition, result.leader_epoch, result.end_offset)
+                _truncate_to_leader(follower, result.leader_epoch, result.end_offset)
                 self._to_truncate.discard(key)
 
     async def _fetch(self, connection: PeerConnection) -> None:
@@ -206,10 +206,10 @@ class LeaderFetcher:
         for topic in response.responses:
             for result in topic.partitions:
                 key = PartitionKey(topic.topic, result.partition_index)
-                partition = self._manager.partition_of(key)
-                if partition is None or key not in self._epochs:
+                follower = self._manager.partition_of(key)
+                if follower is None or key not in self._epochs:
                     continue
-                waiting |= self._apply(key, partition, result)
+                waiting |= self._apply(key, follower, result)
         if waiting:
             await asyncio.sleep(RETRY_BACKOFF_S)
 

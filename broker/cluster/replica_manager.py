@@ -74,8 +74,8 @@ class ReplicaManager:
                     self._partitions[key] = created
                     changed.append(created)
         for key, partition in list(self._partitions.items()):
-            topic = new.topics.get(key.topic)
-            states = topic.partitions if topic else ()
+            current = new.topics.get(key.topic)
+            states = current.partitions if current else ()
             if key.partition >= len(states) or self._node_id not in states[key.partition].replicas:
                 log.info("deleting partition %s: no longer assigned to this broker", key)
                 del self._partitions[key]
