@@ -1,0 +1,208 @@
+"""``odradek cluster up|status``: run a local cluster, show a cluster's health."""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import tempfile
+import time
+from pathlib import Path
+from types import FrameType
+
+from confluent_kafka import KafkaException
+from confluent_kafka.admin import AdminClient  # type: ignore[attr-defined]
+
+from odradek.cli.child_process import ProcessStartError, wait_until
+from odradek.cli.client_options import (
+    DEFAULT_TIMEOUT_S,
+    CliError,
+    add_client_options,
+    client_config,
+    cluster_call_failed,
+    command,
+    int_at_least,
+    key_value,
+    positive_int,
+    status,
+)
+from odradek.cli.cluster_state import ClusterState, format_state, read_cluster_state
+from odradek.cli.local_cluster import LocalCluster
+from odradek.cli.text_table import format_table
+
+CRASH_CHECK_INTERVAL_S = 1.0
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = subparsers.add_parser(
+        "cluster",
+        help="run a local cluster, show brokers, controller and partition health",
+        description="Local clusters and cluster health.",
+    )
+    actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
+
+    up = actions.add_parser(
+        "up",
+        help="start etcd and N brokers on this machine until Ctrl-C",
+        description=(
+            "Start an etcd and N brokers as child processes on 127.0.0.1, each broker with its "
+            "own data dir and ports, wait until all are ready, print the bootstrap servers and "
+            "the cluster's state, and keep running. Ctrl-C or SIGTERM stops the brokers one at "
+            "a time (controlled shutdown), then etcd."
+        ),
+    )
+    up.add_argument("--brokers", type=positive_int, default=3, help="(default: 3)")
+    up.add_argument(
+        "--racks",
+        type=_racks,
+        default=(),
+        metavar="A,B,...",
+        help="racks assigned to the brokers round-robin (broker.rack)",
+    )
+    up.add_argument(
+        "--data-dir",
+        type=Path,
+        help="where etcd and the brokers keep their data, kept on exit and reused by the "
+        "next run (default: a temporary directory removed on exit)",
+    )
+    up.add_argument(
+        "--base-port",
+        type=int_at_least(1024),
+        help="broker i listens on P+i (Kafka) and P+100+i (HTTP), etcd on P+200 and P+201 "
+        "(default: free ports)",
+    )
+    up.add_argument(
+        "--set",
+        dest="settings",
+        type=key_value,
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a broker configuration key for every broker; repeatable",
+    )
+    up.add_argument(
+        "--timeout",
+        type=float,
+        default=DEFAULT_TIMEOUT_S,
+        metavar="SECONDS",
+        help=f"how long to wait for every process to be ready (default: {DEFAULT_TIMEOUT_S:g})",
+    )
+    up.add_argument("-q", "--quiet", action="store_true", help="print no progress lines")
+    up.set_defaults(run=_up, client_properties=[])
+
+    status_parser = actions.add_parser(
+        "status", help="brokers, controller, offline and under-replicated partitions"
+    )
+    add_client_options(status_parser)
+    status_parser.set_defaults(run=_status)
+
+
+def _racks(text: str) -> tuple[str, ...]:
+    racks = tuple(rack.strip() for rack in text.split(","))
+    if not all(racks):
+        raise argparse.ArgumentTypeError(f"expected comma-separated rack names, got {text!r}")
+    return racks
+
+
+@command
+def _status(args: argparse.Namespace) -> int:
+    status(args, f"Reading the state of the cluster at {args.bootstrap_server}.")
+    for line in format_state(_read_state(args, AdminClient(client_config(args)))):
+        print(line)
+    return 0
+
+
+def _read_state(args: argparse.Namespace, admin: AdminClient) -> ClusterState:
+    try:
+        return read_cluster_state(admin, args.timeout)
+    except KafkaException as error:
+        raise cluster_call_failed(args, error, "cannot read the cluster state") from error
+
+
+def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
+    raise KeyboardInterrupt
+
+
+@command
+def _up(args: argparse.Namespace) -> int:
+    temporary = args.data_dir is None
+    data_dir = Path(tempfile.mkdtemp(prefix="odradek-cluster-")) if temporary else args.data_dir
+    cluster = LocalCluster(
+        data_dir,
+        args.brokers,
+        racks=args.racks,
+        base_port=args.base_port,
+        settings=dict(args.settings),
+        report=lambda message: status(args, message),
+    )
+    signal.signal(signal.SIGTERM, _raise_interrupt)  # SIGINT raises KeyboardInterrupt already
+    try:
+        cluster.start(args.timeout)
+        args.bootstrap_server = cluster.bootstrap_servers  # for the client helpers
+        _show_started(args, cluster, temporary)
+        _run_until_interrupted(cluster)
+    except ProcessStartError as error:
+        raise CliError(f"cannot start the cluster: {error}") from None
+    except KeyboardInterrupt:
+        status(args, "stopping the cluster")
+    finally:
+        _shut_down(args, cluster)
+        if temporary:
+            cluster.remove_data()
+    return 0
+
+
+def _run_until_interrupted(cluster: LocalCluster) -> None:
+    """Sleep until Ctrl-C or SIGTERM; a broker that exits on its own ends the run."""
+    while True:
+        time.sleep(CRASH_CHECK_INTERVAL_S)
+        exited = cluster.exited()
+        if exited:
+            broker, code = exited[0]
+            raise CliError(
+                f"broker {broker.spec.node_id} exited with code {code}\n{broker.process.log_tail()}"
+            )
+
+
+def _shut_down(args: argparse.Namespace, cluster: LocalCluster) -> None:
+    """A clean stop; a second Ctrl-C or SIGTERM kills what is left instead."""
+    try:
+        cluster.stop()
+    except KeyboardInterrupt:
+        status(args, "interrupted again: killing the remaining processes")
+        cluster.kill()
+
+
+def _show_started(args: argparse.Namespace, cluster: LocalCluster, temporary: bool) -> None:
+    admin = AdminClient(client_config(args))
+    expected = len(cluster.specs)
+    state = _read_state(args, admin)
+
+    def settled() -> bool:
+        nonlocal state
+        state = _read_state(args, admin)
+        return state.controller_id >= 0 and len(state.brokers) == expected
+
+    try:
+        wait_until(settled, args.timeout, "a controller and every broker registered")
+    except TimeoutError as error:
+        status(args, f"warning: {error}")
+    kept = "removed on exit" if temporary else "kept on exit"
+    lines = [
+        f"Bootstrap servers: {cluster.bootstrap_servers}",
+        f"  export ODRADEK_BOOTSTRAP_SERVERS={cluster.bootstrap_servers}",
+        f"etcd: {cluster.etcd.endpoint}",
+        f"Data: {cluster.data_dir} ({kept})",
+        "",
+        *format_state(state),
+        "",
+        *format_table(
+            ("ID", "PID", "HTTP", "LOG"),
+            (
+                (b.spec.node_id, b.process.pid, b.spec.http_port, b.process.log_path)
+                for b in cluster.brokers
+            ),
+        ),
+        "",
+        "Press Ctrl-C to stop the cluster.",
+    ]
+    print("\n".join(lines), flush=True)
