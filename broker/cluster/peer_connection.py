@@ -36,12 +36,12 @@ class PeerConnection:
 
     async def request(self, api_key: int, version: int, body: Mapping[str, Any]) -> Any:
         """Send one request and return the decoded response body (kio entity)."""
-        reader, writer = self._reader, self._writer
-        if reader is None or writer is None:
-            reader, writer = await asyncio.wait_for(
+        if self._reader is None or self._writer is None:
+            self._reader, self._writer = await asyncio.wait_for(
                 asyncio.open_connection(self.host, self.port), self._timeout
             )
-            self._reader, self._writer = reader, writer
+        reader, writer = self._reader, self._writer
+        assert reader is not None and writer is not None
         schema = load_request_schema(api_key, version)
         self._correlation_id += 1
         frame = io.BytesIO()
