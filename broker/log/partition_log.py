@@ -185,7 +185,9 @@ class PartitionLog:
         return {name: int(value) for name, value in rows or []}
 
     def _rebuild_producer_state(self) -> None:
-        start = self._producer_state.load_snapshot(self.log_start_offset, self.log_end_offset)
+        start = self._producer_state.load_snapshot(
+            self._segments[0].base_offset, self.log_end_offset
+        )
         self._producer_state.replay(header for _, _, header in self._batches_from(start))
 
     # --- offsets -------------------------------------------------------------------------------
@@ -509,7 +511,7 @@ class PartitionLog:
 
     def _log_start_moved(self) -> None:
         self._epoch_cache.truncate_from_start(self.log_start_offset)
-        self._producer_state.truncate_head(self.log_start_offset)
+        self._producer_state.delete_snapshots_before(self._segments[0].base_offset)
         self.checkpoint()
 
     def install_cleaned(

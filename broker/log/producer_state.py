@@ -162,15 +162,16 @@ class ProducerStateManager:
         self._producers.clear()
         self.delete_snapshots_after(-1)
 
-    def truncate_head(self, log_start_offset: int) -> None:
-        """Forget producers with no batch left in the log and snapshots below its start."""
-        self._producers = {
-            producer_id: entry
-            for producer_id, entry in self._producers.items()
-            if entry.batches[-1].last_offset >= log_start_offset
-        }
+    def delete_snapshots_before(self, offset: int) -> None:
+        """Delete snapshots of deleted segments.
+
+        Producers whose batches were deleted stay known (Kafka's KIP-360): a
+        producer still sending after retention removed its earlier batches
+        must not be refused as unknown. The snapshot at the first remaining
+        segment keeps them across restarts.
+        """
         for snapshot_offset in self.snapshot_offsets():
-            if snapshot_offset < log_start_offset:
+            if snapshot_offset < offset:
                 self._snapshot_path(snapshot_offset).unlink(missing_ok=True)
 
     def snapshot_offsets(self) -> list[int]:
@@ -199,8 +200,9 @@ class ProducerStateManager:
     def load_snapshot(self, log_start_offset: int, log_end_offset: int) -> int:
         """Load the newest readable snapshot within the log; return the offset to replay from.
 
-        Snapshots beyond the log end (the log was truncated since) are deleted.
-        Without a usable snapshot the state is empty and replay starts at the log start.
+        ``log_start_offset`` is where the log's first segment begins. Snapshots
+        beyond the log end (the log was truncated since) are deleted. Without a
+        usable snapshot the state is empty and replay starts at the log start.
         """
         self.delete_snapshots_after(log_end_offset)
         self._producers = {}

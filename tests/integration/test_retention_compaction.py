@@ -28,6 +28,7 @@ TIMEOUT_S = 30.0
 HOUR_MS = 3600 * 1000
 COMPRESSED_CODECS = ("gzip", "snappy", "lz4", "zstd")
 CONSUMERS = (KafkaPythonClient(), ConfluentClient())
+SMALL_BATCHES = 1024  # producer batch.size: a produce request must fit a small segment
 FAST_SCHEDULE = {"log.retention.check.interval.ms": "200", "log.cleaner.backoff.ms": "200"}
 
 
@@ -66,9 +67,11 @@ def test_time_retention_drops_old_segments_and_consumers_below_start_are_reset(
         topic,
         0,
         values(b"old", 40, int(time.time() * 1000) - HOUR_MS),
-        linger_ms=0,
+        batch_size=SMALL_BATCHES,
     )
-    new = producer.produce(fast_broker.bootstrap, topic, 0, values(b"new", 40), linger_ms=0)
+    new = producer.produce(
+        fast_broker.bootstrap, topic, 0, values(b"new", 40), batch_size=SMALL_BATCHES
+    )
 
     eventually(
         lambda: producer.offsets(fast_broker.bootstrap, topic, 0)[0] > 0, "old segments deleted"
@@ -88,7 +91,9 @@ def test_size_retention_keeps_the_newest_segments_within_retention_bytes(
 ) -> None:
     topic = create_topic(fast_broker, **{"retention.bytes": "4096", "segment.bytes": "2048"})
     client = KafkaPythonClient()
-    offsets = client.produce(fast_broker.bootstrap, topic, 0, values(b"r", 100), linger_ms=0)
+    offsets = client.produce(
+        fast_broker.bootstrap, topic, 0, values(b"r", 100), batch_size=SMALL_BATCHES
+    )
 
     eventually(lambda: client.offsets(fast_broker.bootstrap, topic, 0)[0] > 0, "size retention")
 
@@ -121,7 +126,9 @@ def produce_updates(broker: Broker, topic: str) -> dict[bytes, tuple[int, bytes 
                 last[record.key] = (offset, record.value)
     filler = [OutRecord(b"filler-%d" % i, b"f" * 300) for i in range(20)]
     for record, offset in zip(
-        filler, client.produce(broker.bootstrap, topic, 0, filler), strict=True
+        filler,
+        client.produce(broker.bootstrap, topic, 0, filler, batch_size=SMALL_BATCHES),
+        strict=True,
     ):
         assert record.key is not None
         last[record.key] = (offset, record.value)
@@ -192,7 +199,9 @@ def test_tombstones_disappear_after_delete_retention_ms(fast_broker: Broker) -> 
         # cleanings run when there is new dirty data: keep some coming
         filler = [OutRecord(b"more-%d" % (more + i), b"m" * 300) for i in range(8)]
         for record, offset in zip(
-            filler, client.produce(fast_broker.bootstrap, topic, 0, filler), strict=True
+            filler,
+            client.produce(fast_broker.bootstrap, topic, 0, filler, batch_size=SMALL_BATCHES),
+            strict=True,
         ):
             assert record.key is not None
             live[record.key] = (offset, record.value)

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 from batch_builder import NOW_MS, build_batch
-from log_testing import FakeClock, OpenLog, read_batches, region_bytes
+from log_testing import FakeClock, OpenLog, abandon, read_batches, region_bytes
 
 from odradek.broker.log import FileRegion, LogConfig, LogManager, PartitionLog, ReadResult
 from odradek.broker.protocol.errors import ErrorCode, KafkaError
@@ -172,3 +172,21 @@ def test_log_manager_enforces_retention_in_every_log(tmp_path: Path, clock: Fake
     assert manager.enforce_retention() == 2 * 4 * BATCH
     assert all(log.log_start_offset == 8 for _, _, log in manager.partitions())
     manager.close_all()
+
+
+def test_a_producer_whose_batches_retention_deleted_continues_its_sequence(
+    open_log: OpenLog,
+) -> None:
+    log = open_log(small(retention_ms=HOUR))
+    for seq in range(0, 8, 2):
+        log.append_as_leader(build_batch(2, timestamp=1, producer_id=3, producer_epoch=0,
+                                         base_sequence=seq), leader_epoch=0)  # fmt: skip
+    log.high_watermark = log.log_end_offset
+    log.delete_retention_segments(NOW_MS)
+    assert log.size_bytes == 0
+
+    following = build_batch(2, producer_id=3, producer_epoch=0, base_sequence=8)
+    assert log.append_as_leader(following, leader_epoch=0).first_offset == 8
+    abandon(log)
+    reopened = open_log(small(retention_ms=HOUR))
+    assert reopened.append_as_leader(following, leader_epoch=0).duplicate
