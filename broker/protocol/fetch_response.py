@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
-from odradek.broker.protocol.tagged_fields import write_uvarint
+from odradek.broker.protocol.varint import write_uvarint
 
 T = TypeVar("T")
 

@@ -15,7 +15,7 @@ from typing import Any
 from kio.index import load_request_schema, load_response_schema
 from kio.serial import entity_reader, entity_writer
 
-from odradek.broker.protocol.tagged_fields import read_uvarint, skip_tagged_fields
+from odradek.broker.protocol.tagged_fields import skip_tagged_fields
 
 _HEAD = struct.Struct(">hhi")
 _INT16 = struct.Struct(">h")
@@ -121,6 +121,5 @@ __all__ = [
     "encode_response",
     "is_flexible_request",
     "read_header",
-    "read_uvarint",
     "response_schema",
 ]

@@ -28,6 +28,7 @@ from odradek.broker.protocol.records import (
     BatchHeader,
     read_header,
 )
+from odradek.broker.protocol.varint import read_varint, write_varint
 
 _HEADER = struct.Struct(">qiibIhiqqqhii")
 _CRC = struct.Struct(">I")
@@ -162,27 +163,3 @@ def _read_bytes(buffer: bytes, position: int) -> tuple[bytes | None, int]:
     if end > len(buffer):
         raise ValueError("field runs past the record")
     return buffer[position:end], end
-
-
-def read_varint(buffer: bytes, position: int) -> tuple[int, int]:
-    """A zigzag-encoded signed varint (varlong) and the position after it."""
-    value = shift = 0
-    while True:
-        byte = buffer[position]
-        position += 1
-        value |= (byte & 0x7F) << shift
-        if not byte & 0x80:
-            return (value >> 1) ^ -(value & 1), position
-        shift += 7
-        if shift > 63:
-            raise ValueError("varint too long")
-
-
-def write_varint(value: int) -> bytes:
-    zigzag = (value << 1) ^ (value >> 63)
-    out = bytearray()
-    while zigzag >= 0x80:
-        out.append((zigzag & 0x7F) | 0x80)
-        zigzag >>= 7
-    out.append(zigzag)
-    return bytes(out)

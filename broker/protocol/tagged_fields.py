@@ -14,35 +14,14 @@ import types
 import typing
 from typing import Any
 
+from odradek.broker.protocol.varint import read_uvarint, write_uvarint
+
 _FIXED_SIZES = {
     "bool": 1, "int8": 1, "int16": 2, "uint16": 2, "int32": 4, "int64": 8,
     "float64": 8, "uuid": 16, "timedelta_i32": 4, "timedelta_i64": 8, "error_code": 2,
 }  # fmt: skip
 _INT16 = struct.Struct(">h")
 _INT32 = struct.Struct(">i")
-
-
-def read_uvarint(buffer: bytes, offset: int) -> tuple[int, int]:
-    """Return (value, offset after it) of an unsigned varint."""
-    value = shift = 0
-    while True:
-        byte = buffer[offset]
-        offset += 1
-        value |= (byte & 0x7F) << shift
-        if not byte & 0x80:
-            return value, offset
-        shift += 7
-        if shift > 35:
-            raise ValueError("varint too long")
-
-
-def write_uvarint(value: int) -> bytes:
-    out = bytearray()
-    while value >= 0x80:
-        out.append((value & 0x7F) | 0x80)
-        value >>= 7
-    out.append(value)
-    return bytes(out)
 
 
 def skip_tagged_fields(buffer: bytes, offset: int) -> int:

@@ -10,11 +10,8 @@ from kio.index import load_request_schema
 from kio.serial import entity_reader, entity_writer
 
 from odradek.broker.protocol.framing import decode_request, read_header
-from odradek.broker.protocol.tagged_fields import (
-    read_uvarint,
-    strip_unknown_tagged_fields,
-    write_uvarint,
-)
+from odradek.broker.protocol.tagged_fields import strip_unknown_tagged_fields
+from odradek.broker.protocol.varint import read_uvarint, write_uvarint
 
 
 def _encode(schema: type, value: object) -> bytes:
