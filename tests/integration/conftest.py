@@ -3,6 +3,8 @@
 - ``broker``: one running broker shared by the tests of a module.
 - ``broker_factory``: ``broker_factory(settings={...}, env={...}, start=True)``
   makes brokers owned by one test.
+- ``etcd``: a real etcd on free loopback ports; ``cluster_factory(brokers=3,
+  racks=(...), settings={...})`` makes started clusters on it (cluster_harness.py).
 
 Every broker made here is stopped at teardown (SIGTERM, then SIGKILL) and its
 directory removed, even when the test fails. A failed test's report carries
@@ -20,6 +22,9 @@ from typing import Any
 
 import pytest
 from broker_process import LIVE_BROKERS, Broker, BrokerFactory
+from cluster_harness import ClusterFactory, cluster_pool, running_etcd
+
+from odradek.cli.etcd_process import EtcdProcess
 
 
 @contextlib.contextmanager
@@ -60,6 +65,24 @@ def broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Broker]:
     """A running broker with default settings, shared by the tests of one module."""
     with _broker_pool(tmp_path_factory.mktemp("shared-broker")) as make:
         yield make()
+
+
+@pytest.fixture
+def etcd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EtcdProcess]:
+    """A running etcd owned by one test; killed and its data removed afterwards."""
+    if shutil.which("etcd") is None:
+        pytest.skip("etcd is not installed (apt-get install etcd-server)")
+    with running_etcd(tmp_path_factory.mktemp("etcd")) as process:
+        yield process
+
+
+@pytest.fixture
+def cluster_factory(
+    etcd: EtcdProcess, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[ClusterFactory]:
+    """Makes started clusters on ``etcd``; every broker is killed and its dir removed after."""
+    with cluster_pool(tmp_path_factory.mktemp("clusters"), etcd) as make:
+        yield make
 
 
 @pytest.hookimpl(wrapper=True)
