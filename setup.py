@@ -6,6 +6,7 @@ PACKAGE_DIRS = {
     "odradek": "odradek",
     "odradek.broker": "broker",
     "odradek.operator": "operator",
+    "odradek.spark": "spark",
 }
 
 packages = []

@@ -1,0 +1,37 @@
+"""librdkafka settings for the clients the data source makes (driver and executors)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+# librdkafka's consumer insists on a group id even with assign(); nothing is ever
+# committed under it (Spark's checkpoint holds the offsets).
+READER_GROUP_ID = "odradek-spark-reader"
+
+
+def admin_config(bootstrap_servers: str, settings: Mapping[str, str]) -> dict[str, str]:
+    return {**settings, "bootstrap.servers": bootstrap_servers}
+
+
+def consumer_config(bootstrap_servers: str, settings: Mapping[str, str]) -> dict[str, object]:
+    return {
+        "group.id": READER_GROUP_ID,
+        **settings,
+        "bootstrap.servers": bootstrap_servers,
+        "enable.auto.commit": False,
+        "enable.auto.offset.store": False,
+        # Out-of-range starts must surface as errors: they are data loss, not a reset.
+        "auto.offset.reset": "error",
+        "enable.partition.eof": True,
+    }
+
+
+def producer_config(bootstrap_servers: str, settings: Mapping[str, str]) -> dict[str, object]:
+    # Idempotence keeps a task's retries from writing duplicates (Spark's sink is
+    # still at-least-once across task retries, like Spark's Kafka sink).
+    return {
+        "enable.idempotence": True,
+        "linger.ms": 5,
+        **settings,
+        "bootstrap.servers": bootstrap_servers,
+    }
