@@ -27,12 +27,15 @@ stamp="${CACHE}/pip-installed-$(sha256sum pyproject.toml setup.py | sha256sum | 
 if [ ! -f "${stamp}" ]; then
   say "installing Python packages (pip, cached in ${CACHE}/pip)"
   if ! python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore \
-      --cache-dir "${CACHE}/pip" -e ".[test,operator]" > "${CACHE}/pip.log" 2>&1; then
+      --cache-dir "${CACHE}/pip" -e ".[test,operator,spark]" > "${CACHE}/pip.log" 2>&1; then
     cat "${CACHE}/pip.log" >&2
     exit 1
   fi
   touch "${stamp}"
 fi
+
+# Spark's own Kafka connector (format "kafka"), from Maven Central; skips when cached.
+bash scripts/fetch-spark-kafka-jars.sh >/dev/null
 
 # helm renders and lints the chart in the tests; built from the Go module proxy once.
 HELM_VERSION=v3.16.2
