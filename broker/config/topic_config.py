@@ -67,6 +67,16 @@ class TopicConfig:
         assert isinstance(value, int)
         return value
 
+    def get_list(self, name: str) -> list[str]:
+        value = self.get(name)
+        assert isinstance(value, list)
+        return [str(item) for item in value]
+
+    def get_float(self, name: str) -> float:
+        value = self.get(name)
+        assert isinstance(value, int | float)
+        return float(value)
+
     def log_config(self) -> LogConfig:
         return LogConfig(
             segment_bytes=self.get_int("segment.bytes"),
@@ -74,4 +84,14 @@ class TopicConfig:
             index_interval_bytes=self.get_int("index.interval.bytes"),
             flush_messages=self.get_int("flush.messages"),
             flush_ms=self.get_int("flush.ms"),
+            retention_ms=self.get_int("retention.ms"),
+            retention_bytes=self.get_int("retention.bytes"),
+            cleanup_policy=tuple(self.get_list("cleanup.policy")),
+            delete_retention_ms=self.get_int("delete.retention.ms"),
+            min_compaction_lag_ms=self.get_int("min.compaction.lag.ms"),
+            min_cleanable_dirty_ratio=self.get_float("min.cleanable.dirty.ratio"),
+            max_message_bytes=self.get_int("max.message.bytes"),
+            message_timestamp_type=str(self.get("message.timestamp.type")),
+            compression_type=str(self.get("compression.type")),
+            file_delete_delay_ms=self.get_int("file.delete.delay.ms"),
         )

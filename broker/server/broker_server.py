@@ -24,6 +24,7 @@ from odradek.broker.log.log_manager import LogManager
 from odradek.broker.server.connection import Connection
 from odradek.broker.server.context import BrokerContext
 from odradek.broker.server.http_endpoints import build_http_app
+from odradek.broker.server.log_maintenance import CleanerCollector, LogMaintenance
 from odradek.broker.server.metrics import BrokerMetrics, PartitionSample
 from odradek.broker.server.producer_ids import ProducerIdAllocator
 from odradek.broker.server.replication_metrics import ReplicationCollector
@@ -43,7 +44,7 @@ class BrokerServer:
         self._kafka_server: asyncio.Server | None = None
         self._http_runner: web.AppRunner | None = None
         self._connections: set[asyncio.Task[None]] = set()
-        self._background: list[asyncio.Task[None]] = []
+        self._maintenance: LogMaintenance | None = None
         self._logs: LogManager | None = None
         self._membership: ClusterMembership | None = None
         self.context: BrokerContext | None = None
@@ -84,6 +85,7 @@ class BrokerServer:
         store.subscribe(replicas.apply)
         groups.start()  # after the replicas: it loads the __consumer_offsets partitions they hold
         metrics.registry.register(GroupCollector(groups))
+        metrics.registry.register(CleanerCollector(self._logs))
         metrics.registry.register(ReplicationCollector(self.context, lambda: self._membership))
 
         self._http_runner = web.AppRunner(
@@ -96,8 +98,8 @@ class BrokerServer:
         self._kafka_server = await asyncio.start_server(
             self._on_connection, listener.host, listener.port, reuse_address=True
         )
-        interval = config.get_int("replica.high.watermark.checkpoint.interval.ms") / 1000
-        self._background.append(asyncio.create_task(self._checkpoint_every(interval)))
+        self._maintenance = LogMaintenance(self._logs, self.context_config)
+        self._maintenance.start()
         self._ready = True
         log.info(
             "broker %d ready: Kafka on %s (advertised %s), HTTP on %s, data in %s",
@@ -114,9 +116,11 @@ class BrokerServer:
             await self._membership.controlled_shutdown()
         if self._kafka_server is not None:
             self._kafka_server.close()
-        for task in [*self._connections, *self._background]:
+        for task in self._connections:
             task.cancel()
-        await asyncio.gather(*self._connections, *self._background, return_exceptions=True)
+        await asyncio.gather(*self._connections, return_exceptions=True)
+        if self._maintenance is not None:
+            await self._maintenance.stop()
         if self.context is not None:
             await self.context.groups.stop()
         if self._http_runner is not None:
@@ -141,6 +145,7 @@ class BrokerServer:
                 p.key.topic,
                 p.key.partition,
                 p.log.size_bytes,
+                p.log.segment_count,
                 p.log.log_start_offset,
                 p.log.log_end_offset,
                 p.high_watermark,
@@ -160,11 +165,9 @@ class BrokerServer:
         finally:
             self._connections.discard(task)
 
-    async def _checkpoint_every(self, interval: float) -> None:
-        while True:
-            await asyncio.sleep(interval)
-            if self._logs is not None:
-                self._logs.checkpoint_all()
+    def context_config(self) -> BrokerConfig:
+        """The effective configuration (static values under dynamic ones)."""
+        return self.context.config if self.context is not None else self.config
 
 
 def _lock_data_dir(data_dir: Path) -> IO[str]:

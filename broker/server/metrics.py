@@ -10,7 +10,8 @@ from prometheus_client.registry import Collector
 
 _LATENCY_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5)
 
-PartitionSample = tuple[str, int, int, int, int, int]  # topic, partition, size, start, end, hw
+# topic, partition, size, segments, start offset, end offset, high watermark
+PartitionSample = tuple[str, int, int, int, int, int, int]
 
 
 class _LogCollector(Collector):
@@ -24,16 +25,20 @@ class _LogCollector(Collector):
         size = GaugeMetricFamily(
             "odradek_log_size_bytes", "Bytes in the partition's log", labels=labels
         )
+        segments = GaugeMetricFamily(
+            "odradek_log_segments", "Segments in the partition's log", labels=labels
+        )
         start = GaugeMetricFamily("odradek_log_start_offset", "Log start offset", labels=labels)
         end = GaugeMetricFamily("odradek_log_end_offset", "Log end offset", labels=labels)
         high = GaugeMetricFamily("odradek_high_watermark", "High watermark", labels=labels)
-        for topic, partition, size_bytes, start_offset, end_offset, hw in self._samples():
+        for topic, partition, size_bytes, count, start_offset, end_offset, hw in self._samples():
             key = [topic, str(partition)]
             size.add_metric(key, size_bytes)
+            segments.add_metric(key, count)
             start.add_metric(key, start_offset)
             end.add_metric(key, end_offset)
             high.add_metric(key, hw)
-        yield from (size, start, end, high)
+        yield from (size, segments, start, end, high)
 
 
 class BrokerMetrics:

@@ -8,7 +8,6 @@ from typing import Any
 
 from odradek.broker.protocol.errors import ErrorCode, KafkaError
 from odradek.broker.protocol.framing import Request
-from odradek.broker.protocol.records import LOG_OVERHEAD, peek_offset_and_length
 from odradek.broker.server.context import BrokerContext
 from odradek.broker.server.handlers.errors import error_of
 
@@ -63,7 +62,6 @@ def _append(
         config = context.topic_config(topic)
         if not records:
             raise KafkaError(ErrorCode.corrupt_message, "empty records")
-        _check_batch_sizes(records, config.get_int("max.message.bytes"))
         info = partition.append_as_leader(records, acks, config.get_int("min.insync.replicas"))
     except Exception as error:  # every failure becomes this partition's error code
         code, message = error_of(error)
@@ -87,17 +85,3 @@ def _append(
 def _is_transactional(records: bytes | None) -> bool:
     # Bit 4 of the first batch's attributes; transactions come in a later issue.
     return records is not None and len(records) > 22 and bool(records[22] & 0x10)
-
-
-def _check_batch_sizes(records: bytes, limit: int) -> None:
-    position = 0
-    while position + LOG_OVERHEAD <= len(records):
-        _, length = peek_offset_and_length(records, position)
-        if length <= 0:
-            return  # malformed framing: the log refuses it with CORRUPT_MESSAGE
-        if length + LOG_OVERHEAD > limit:
-            raise KafkaError(
-                ErrorCode.message_too_large,
-                f"record batch of {length + LOG_OVERHEAD} bytes exceeds max.message.bytes={limit}",
-            )
-        position += length + LOG_OVERHEAD
