@@ -20,7 +20,8 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
-from broker_process import LIVE_BROKERS, Broker
+from broker_process import LIVE_BROKERS, Broker, unique_name
+from confluent_kafka.admin import AdminClient, NewTopic
 from kafka_wire import LATEST_TIMESTAMP, WireClient
 
 from odradek.cli.child_process import wait_until
@@ -117,6 +118,21 @@ class Cluster:
         if empty_disk:
             shutil.rmtree(broker.data_dir)
         broker.start(timeout=WAIT_S)
+
+    def create_topic(
+        self,
+        partitions: int,
+        replication_factor: int = 3,
+        configs: Mapping[str, str] | None = None,
+        prefix: str = "topic",
+    ) -> str:
+        """Create a topic with a fresh name; returns once all its replicas are in sync."""
+        name = unique_name(prefix)
+        admin = AdminClient({"bootstrap.servers": self.bootstrap, "log_level": 0})
+        new = NewTopic(name, partitions, replication_factor, config=dict(configs or {}))
+        admin.create_topics([new])[name].result(timeout=WAIT_S)
+        self.wait_until(lambda: self.fully_replicated(name), f"{name} fully replicated")
+        return name
 
     # -- observation -------------------------------------------------------------------------
 

@@ -9,21 +9,10 @@ from __future__ import annotations
 from collections import Counter
 
 import pytest
-from broker_process import unique_name
-from cluster_harness import Cluster, ClusterFactory
-from confluent_kafka.admin import AdminClient, NewTopic
+from cluster_harness import ClusterFactory
 
 RACKS = ("a", "b", "c")
 PARTITION_COUNTS = (6, 8, 12, 30)
-
-
-def create_topic(cluster: Cluster, partitions: int, replication_factor: int) -> str:
-    name = unique_name(f"placement-{partitions}")
-    admin = AdminClient({"bootstrap.servers": cluster.bootstrap, "log_level": 0})
-    future = admin.create_topics([NewTopic(name, partitions, replication_factor)])[name]
-    future.result(timeout=30)
-    cluster.wait_until(lambda: cluster.fully_replicated(name), f"{name} has leaders")
-    return name
 
 
 @pytest.mark.slow
@@ -36,12 +25,12 @@ def test_replicas_spread_over_racks_and_leaders_balance_across_six_brokers(
     assert sorted(rack_of.values()) == sorted(RACKS * 2), f"registered racks: {rack_of}"
 
     for count in PARTITION_COUNTS:
-        topic = create_topic(cluster, count, 3)
+        topic = cluster.create_topic(count, 3, prefix="placement")
         partitions = [p for p in cluster.state().partitions if p.topic == topic]
         assert len(partitions) == count
         for p in partitions:
             racks = sorted(rack_of[replica] for replica in p.replicas)
-            assert racks == sorted(RACKS), f"{topic}-{p.partition}: replicas {p.replicas} in {racks}"
+            assert racks == sorted(RACKS), f"{topic}-{p.partition}: {p.replicas} in {racks}"
             assert p.leader == p.replicas[0], f"{topic}-{p.partition}: not led by its preferred"
         leaders = Counter(p.leader for p in partitions)
         ideal = count / len(rack_of)

@@ -1,0 +1,73 @@
+"""Replica logs read straight from the brokers' data dirs, to prove replicas never diverge.
+
+A partition replica is ``<log.dirs>/<topic>-<partition>/`` holding segments
+``<20-digit base offset>.log`` of v2 record batches as stored. Reading the
+files (rather than fetching) sees exactly what each broker would serve or
+truncate, including batches above the high watermark.
+"""
+
+from __future__ import annotations
+
+from itertools import zip_longest
+from pathlib import Path
+
+from cluster_harness import Cluster
+from kafka_wire import parse_batches
+
+
+def stored_batches(data_dir: Path, topic: str, partition: int) -> dict[int, bytes]:
+    """Every whole batch of one replica, by base offset, in offset order."""
+    directory = data_dir / f"{topic}-{partition}"
+    batches: dict[int, bytes] = {}
+    for segment in sorted(directory.glob("*.log"), key=lambda path: int(path.stem)):
+        data = segment.read_bytes()
+        found, _ = parse_batches(data)
+        for batch in found:
+            batches[batch.base_offset] = data[batch.position : batch.position + batch.size]
+    return batches
+
+
+def committed_batches(batches: dict[int, bytes], high_watermark: int) -> list[tuple[int, bytes]]:
+    """The batches below ``high_watermark``, checked to be contiguous from offset 0."""
+    kept: list[tuple[int, bytes]] = []
+    expected = 0
+    for base_offset in sorted(batches):
+        if base_offset >= high_watermark:
+            break
+        assert base_offset == expected, f"gap: batch at {base_offset}, expected {expected}"
+        data = batches[base_offset]
+        last_offset_delta = int.from_bytes(data[23:27], "big", signed=True)
+        expected = base_offset + last_offset_delta + 1
+        kept.append((base_offset, data))
+    assert expected == high_watermark, f"batches end at {expected}, high watermark {high_watermark}"
+    return kept
+
+
+def assert_replicas_identical(cluster: Cluster, topic: str, partitions: int) -> dict[int, int]:
+    """Every in-sync replica holds byte-identical batches from 0 up to the high watermark;
+    returns the high watermark of each partition."""
+    high_watermarks = {}
+    for partition in range(partitions):
+        info = cluster.partition(topic, partition)
+        high_watermark = cluster.high_watermark(topic, partition)
+        high_watermarks[partition] = high_watermark
+        logs = {}
+        for replica in info.isr:
+            stored = stored_batches(cluster.brokers[replica].data_dir, topic, partition)
+            try:
+                logs[replica] = committed_batches(stored, high_watermark)
+            except AssertionError as error:
+                raise AssertionError(f"{topic}-{partition} on broker {replica}: {error}") from None
+        reference = logs[info.leader]
+        for replica, batches in logs.items():
+            if batches != reference:
+                first = next(
+                    (mine or theirs)[0]  # type: ignore[index]
+                    for mine, theirs in zip_longest(batches, reference)
+                    if mine != theirs
+                )
+                raise AssertionError(
+                    f"{topic}-{partition}: replica {replica} differs from leader {info.leader} "
+                    f"below the high watermark {high_watermark}, first at offset {first}"
+                )
+    return high_watermarks

@@ -1,0 +1,303 @@
+"""Failover of a 3-broker cluster (issue 5, "What it must show" 1 and part of 5).
+
+The fault test loads an RF=3, min.insync.replicas=2 topic with idempotent
+acks=all producer processes (durability_producer.py: each record carries its
+producer's name and sequence, every delivery report goes to a file) while it
+SIGKILLs partition leaders and the controller, restarts them, and pauses
+leaders (SIGSTOP) past the session timeout. At the end every acknowledged
+record is at its acknowledged offset exactly once, in order per producer, and
+every in-sync replica's log is byte-identical up to the high watermark.
+
+ODRADEK_CLUSTER_FAULTS sets the number of faults (default 30, about three
+minutes on two cores; each costs a session timeout plus a restart). Run with
+ODRADEK_CLUSTER_FAULTS=100 or more as a soak.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import confluent_kafka
+import pytest
+from cluster_harness import Cluster, ClusterFactory
+from kafka_wire import WireClient, build_batch
+from replica_logs import assert_replicas_identical, stored_batches
+from test_durability import PRODUCER_SCRIPT, check_durability, read_partitions, read_report
+
+FAULTS = int(os.environ.get("ODRADEK_CLUSTER_FAULTS", "30"))
+PARTITIONS = 3
+PRODUCERS = ("idem-0", "idem-1", "idem-2")
+RATE_PER_PRODUCER = 200
+SESSION_S = 2.0
+TOPIC_CONFIGS = {"min.insync.replicas": "2"}
+
+
+# -- load ------------------------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def producer_processes(
+    bootstrap: str, topic: str, workdir: Path
+) -> Iterator[list[subprocess.Popen[bytes]]]:
+    """Idempotent acks=all producers; always stopped (SIGTERM, then SIGKILL) on the way out."""
+    started: list[subprocess.Popen[bytes]] = []
+    try:
+        for name in PRODUCERS:
+            with (workdir / f"{name}.log").open("wb") as log:
+                started.append(
+                    subprocess.Popen(
+                        [
+                            sys.executable, str(PRODUCER_SCRIPT), "--bootstrap", bootstrap,
+                            "--topic", topic, "--partitions", str(PARTITIONS), "--name", name,
+                            "--mode", "idempotent", "--report", str(workdir / f"{name}.report"),
+                            "--rate", str(RATE_PER_PRODUCER),
+                        ],
+                        stdout=log,
+                        stderr=subprocess.STDOUT,
+                    )
+                )  # fmt: skip
+        yield started
+    finally:
+        for process in started:
+            if process.poll() is None:
+                process.send_signal(signal.SIGTERM)
+        for process in started:
+            try:
+                process.wait(90)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+
+def produce_acked(bootstrap: str, topic: str, count: int, prefix: str = "r") -> int:
+    """``count`` records with an idempotent acks=all producer; asserts every one is acked."""
+    failures: list[str] = []
+
+    def on_delivery(err: confluent_kafka.KafkaError | None, msg: confluent_kafka.Message) -> None:
+        if err is not None:
+            failures.append(str(err))
+
+    producer = confluent_kafka.Producer(
+        {"bootstrap.servers": bootstrap, "enable.idempotence": True, "linger.ms": 5}
+    )
+    for index in range(count):
+        producer.produce(topic, f"{prefix}{index}".encode(), on_delivery=on_delivery)
+        producer.poll(0)
+    assert producer.flush(60) == 0, "records still undelivered after 60 s"
+    assert not failures, f"{len(failures)} records failed, first: {failures[0]}"
+    return count
+
+
+# -- faults ----------------------------------------------------------------------------------
+
+
+def leaders_elsewhere(cluster: Cluster, topic: str, away_from: int) -> Callable[[], bool]:
+    """Every partition of ``topic`` led by a reachable broker other than ``away_from``."""
+
+    def holds() -> bool:
+        reachable = set(cluster.reachable()) - {away_from}
+        return all(p.leader in reachable for p in cluster.state().partitions if p.topic == topic)
+
+    return holds
+
+
+def kill_leader(cluster: Cluster, topic: str, round_number: int) -> str:
+    victim = cluster.leader_of(topic, round_number % PARTITIONS)
+    cluster.kill(victim)
+    cluster.wait_until(leaders_elsewhere(cluster, topic, victim), "new leaders elected")
+    cluster.restart(victim)
+    return f"SIGKILL leader {victim}"
+
+
+def kill_controller(cluster: Cluster, topic: str, round_number: int) -> str:
+    victim = cluster.controller()
+    cluster.kill(victim)
+    cluster.wait_until(
+        lambda: cluster.controller() in set(cluster.reachable()) - {victim}, "a new controller"
+    )
+    cluster.wait_until(leaders_elsewhere(cluster, topic, victim), "new leaders elected")
+    cluster.restart(victim)
+    return f"SIGKILL controller {victim}"
+
+
+def pause_leader(cluster: Cluster, topic: str, round_number: int) -> str:
+    victim = cluster.leader_of(topic, round_number % PARTITIONS)
+    cluster.pause(victim)
+    time.sleep(SESSION_S + 0.5)
+    cluster.wait_until(leaders_elsewhere(cluster, topic, victim), "leaders replaced")
+    cluster.resume(victim)
+    return f"SIGSTOP leader {victim} past the session timeout, then SIGCONT"
+
+
+FAULT_KINDS = (kill_leader, kill_controller, pause_leader)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(max(300, FAULTS * 20))
+def test_acknowledged_records_survive_leader_and_controller_faults(
+    cluster_factory: ClusterFactory, tmp_path: Path
+) -> None:
+    cluster = cluster_factory(brokers=3)
+    topic = cluster.create_topic(PARTITIONS, 3, TOPIC_CONFIGS, prefix="failover")
+    with producer_processes(cluster.bootstrap, topic, tmp_path) as processes:
+        time.sleep(1.0)
+        began = time.monotonic()
+        for round_number in range(FAULTS):
+            cluster.wait_until(lambda: cluster.fully_replicated(topic), "all replicas in sync")
+            fault = FAULT_KINDS[round_number % len(FAULT_KINDS)]
+            started = time.monotonic()
+            done = fault(cluster, topic, round_number)
+            print(f"fault {round_number + 1}/{FAULTS}: {done} ({time.monotonic() - started:.1f} s)")
+        print(f"{FAULTS} faults in {time.monotonic() - began:.0f} s")
+        cluster.wait_until(lambda: cluster.fully_replicated(topic), "all replicas in sync")
+        time.sleep(1.0)
+        for process in processes:
+            process.send_signal(signal.SIGTERM)
+        exit_codes = [process.wait(90) for process in processes]
+
+    reports = [read_report(tmp_path / f"{name}.report", name, "idempotent") for name in PRODUCERS]
+    logs = {name: (tmp_path / f"{name}.log").read_text()[-2000:] for name in PRODUCERS}
+    assert exit_codes == [0] * len(PRODUCERS), (exit_codes, [r.fatal for r in reports], logs)
+    print({r.name: (len(r.acked), len(r.nacked), r.end_line) for r in reports})
+    check_durability(read_partitions(cluster.bootstrap, topic, PARTITIONS), reports)
+    cluster.wait_until(lambda: cluster.fully_replicated(topic), "all replicas in sync")
+    assert_replicas_identical(cluster, topic, PARTITIONS)
+
+
+# -- controlled shutdown ---------------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_controlled_shutdown_moves_leaderships_before_exit_and_nothing_goes_offline(
+    cluster_factory: ClusterFactory,
+) -> None:
+    cluster = cluster_factory(brokers=3)
+    topic = cluster.create_topic(6, 3, TOPIC_CONFIGS, prefix="controlled")
+    produce_acked(cluster.bootstrap, topic, 600)
+    victim = cluster.leader_of(topic, 0)
+    offline: list[str] = []
+    sampling = threading.Event()
+
+    def sample() -> None:
+        while not sampling.is_set():
+            with contextlib.suppress(AssertionError, OSError):
+                state = cluster.state(via=(victim + 1) % 3)
+                offline.extend(f"{p.topic}-{p.partition}" for p in state.offline)
+            time.sleep(0.02)
+
+    sampler = threading.Thread(target=sample)
+    sampler.start()
+    try:
+        began = time.monotonic()
+        assert cluster.stop(victim) == 0, cluster.brokers[victim].describe()
+        took = time.monotonic() - began
+        still_led = [
+            p.partition
+            for p in cluster.state(via=(victim + 1) % 3).partitions
+            if p.leader == victim
+        ]
+    finally:
+        sampling.set()
+        sampler.join()
+    # Had the leaderships not moved before the exit, Metadata would still name the
+    # stopped broker until its session expired.
+    assert not still_led, f"partitions {still_led} still led by {victim} after it exited"
+    assert not offline, f"partitions went offline during the shutdown: {sorted(set(offline))}"
+    print(f"controlled shutdown of broker {victim} took {took:.1f} s")
+    cluster.restart(victim)
+    cluster.wait_until(lambda: cluster.fully_replicated(topic), "back in sync")
+    assert sum(assert_replicas_identical(cluster, topic, 6).values()) == 600
+
+
+# -- empty disk --------------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_broker_restarted_with_an_empty_disk_re_replicates_everything(
+    cluster_factory: ClusterFactory,
+) -> None:
+    cluster = cluster_factory(brokers=3)
+    topic = cluster.create_topic(PARTITIONS, 3, TOPIC_CONFIGS, prefix="empty-disk")
+    produced = produce_acked(cluster.bootstrap, topic, 3000)
+    victim = 2
+    cluster.kill(victim)
+    cluster.restart(victim, empty_disk=True)
+    cluster.wait_until(lambda: cluster.fully_replicated(topic), "the wiped broker back in sync")
+    high_watermarks = assert_replicas_identical(cluster, topic, PARTITIONS)
+    assert sum(high_watermarks.values()) == produced
+
+    # The re-replicated copy alone serves everything once the others have stopped.
+    for other in (0, 1):
+        assert cluster.stop(other) == 0
+    cluster.wait_until(
+        lambda: all(p.leader == victim for p in cluster.state().partitions if p.topic == topic),
+        f"broker {victim} leads every partition",
+    )
+    stored = read_partitions(cluster.brokers[victim].bootstrap, topic, PARTITIONS)
+    values = sorted(value for records in stored.values() for _, value in records)
+    assert values == sorted(f"r{index}".encode() for index in range(produced))
+
+
+# -- a paused leader ---------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_leader_paused_past_session_timeout_is_replaced_then_truncates_and_rejoins(
+    cluster_factory: ClusterFactory,
+) -> None:
+    cluster = cluster_factory(brokers=3)
+    topic = cluster.create_topic(1, 3, TOPIC_CONFIGS, prefix="paused-leader")
+    produce_acked(cluster.bootstrap, topic, 100, prefix="before-")
+    old_leader = cluster.leader_of(topic, 0)
+    old_epoch = _leader_epoch(cluster, topic, via=old_leader)
+    followers = [node for node in cluster.brokers if node != old_leader]
+
+    # Give the old leader batches no follower has: with the followers paused, their
+    # outstanding fetches take at most the first batch; acks=1 does not wait for them.
+    for node in followers:
+        cluster.pause(node)
+    try:
+        with WireClient.to(cluster.brokers[old_leader].bootstrap) as wire:
+            for index in range(5):
+                answer = wire.produce(topic, 0, bytes(build_batch([b"unreplicated"])), acks=1)
+                assert answer.error_code.value == 0, answer
+                time.sleep(0.02 if index == 0 else 0)
+        cluster.pause(old_leader)
+    finally:
+        for node in followers:
+            cluster.resume(node)
+    old_log = stored_batches(cluster.brokers[old_leader].data_dir, topic, 0)
+
+    cluster.wait_until(leaders_elsewhere(cluster, topic, old_leader), "a new leader")
+    new_leader = cluster.leader_of(topic, 0)
+    assert _leader_epoch(cluster, topic, via=new_leader) > old_epoch
+    produce_acked(cluster.bootstrap, topic, 100, prefix="after-")
+    new_log = stored_batches(cluster.brokers[new_leader].data_dir, topic, 0)
+    diverged = old_log.keys() - new_log.keys() or any(
+        old_log[offset] != new_log.get(offset) for offset in old_log
+    )
+    print(f"old leader {old_leader} diverged from new leader {new_leader}: {bool(diverged)}")
+
+    cluster.resume(old_leader)
+    cluster.wait_until(lambda: cluster.fully_replicated(topic), "the old leader back in the ISR")
+    assert_replicas_identical(cluster, topic, 1)
+    stored = read_partitions(cluster.bootstrap, topic, 1)[0]
+    values = [value for _, value in stored if value != b"unreplicated"]
+    expected = [f"before-{i}".encode() for i in range(100)] + [
+        f"after-{i}".encode() for i in range(100)
+    ]
+    assert values == expected
+
+
+def _leader_epoch(cluster: Cluster, topic: str, via: int) -> int:
+    with WireClient.to(cluster.brokers[via].bootstrap) as wire:
+        [answer] = [t for t in wire.metadata([topic]).topics if t.name == topic]
+        return int(answer.partitions[0].leader_epoch)
