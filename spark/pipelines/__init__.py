@@ -1,0 +1,1 @@
+"""Example pipelines: activity tracking and metrics aggregation, with their event generators."""
