@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import shutil
+import subprocess
+
 import pytest
 from broker_process import Broker, BrokerFactory, unique_name
-from confluent_kafka import KafkaException, Producer
+from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import (
     AdminClient,
     AlterConfigOpType,
@@ -17,6 +20,7 @@ from confluent_kafka.admin import (
 from confluent_kafka.admin import ResourceType as Resource
 from kafka.admin import ConfigResource as KafkaPythonResource
 from kafka.admin import ConfigResourceType, KafkaAdminClient
+from kafka.structs import TopicPartition as KafkaTopicPartition
 
 TIMEOUT = 10
 
@@ -144,3 +148,64 @@ def test_describe_cluster_names_this_broker_as_controller(broker: Broker) -> Non
     assert [node["broker_id"] for node in cluster["brokers"]] == [0]
     assert cluster["controller_id"] == 0
     assert cluster["cluster_id"]
+
+
+def _produce_timestamped(broker: Broker, name: str, count: int) -> list[int]:
+    """``count`` records in a few large batches, with timestamps 1000 ms apart."""
+    producer = Producer({"bootstrap.servers": broker.bootstrap, "linger.ms": 50})
+    timestamps = [1_700_000_000_000 + 1000 * index for index in range(count)]
+    for index, timestamp in enumerate(timestamps):
+        producer.produce(name, value=b"%d" % index, partition=0, timestamp=timestamp)
+    assert producer.flush(TIMEOUT) == 0
+    return timestamps
+
+
+def test_offsets_for_times_are_exact_to_the_record(broker: Broker) -> None:
+    admin = _admin(broker)
+    name = _create(admin)
+    timestamps = _produce_timestamped(broker, name, 50)
+    consumer = Consumer({"bootstrap.servers": broker.bootstrap, "group.id": unique_name("t")})
+    try:
+        for index in (0, 7, 23, 49):
+            for probe in (timestamps[index], timestamps[index] - 500):
+                [found] = consumer.offsets_for_times(
+                    [TopicPartition(name, 0, probe)], timeout=TIMEOUT
+                )
+                assert found.offset == index
+        [beyond] = consumer.offsets_for_times(
+            [TopicPartition(name, 0, timestamps[-1] + 1)], timeout=TIMEOUT
+        )
+        assert beyond.offset == -1
+    finally:
+        consumer.close()
+
+
+@pytest.mark.skipif(shutil.which("kcat") is None, reason="kcat (Debian package) is not installed")
+def test_kcat_query_by_timestamp_is_exact_to_the_record(broker: Broker) -> None:
+    name = _create(_admin(broker))
+    timestamps = _produce_timestamped(broker, name, 20)
+    output = subprocess.run(
+        ["kcat", "-b", broker.bootstrap, "-Q", "-t", f"{name}:0:{timestamps[13]}"],
+        capture_output=True, text=True, timeout=30, check=True,
+    ).stdout  # fmt: skip
+    assert "offset 13" in output
+
+
+def test_delete_records_moves_the_log_start_for_both_clients(broker: Broker) -> None:
+    admin = _admin(broker)
+    name = _create(admin)
+    _produce_timestamped(broker, name, 30)
+    [result] = admin.delete_records([TopicPartition(name, 0, 10)], request_timeout=TIMEOUT).values()
+    assert result.result(TIMEOUT).low_watermark == 10
+    client = KafkaAdminClient(bootstrap_servers=broker.bootstrap)
+    try:
+        answer = client.delete_records({KafkaTopicPartition(name, 0): 25})
+    finally:
+        client.close()
+    assert answer[KafkaTopicPartition(name, 0)]["low_watermark"] == 25
+    consumer = Consumer({"bootstrap.servers": broker.bootstrap, "group.id": unique_name("d")})
+    try:
+        low, high = consumer.get_watermark_offsets(TopicPartition(name, 0), timeout=TIMEOUT)
+    finally:
+        consumer.close()
+    assert (low, high) == (25, 30)
