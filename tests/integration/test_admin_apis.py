@@ -20,6 +20,7 @@ from confluent_kafka.admin import (
 from confluent_kafka.admin import ResourceType as Resource
 from kafka.admin import ConfigResource as KafkaPythonResource
 from kafka.admin import ConfigResourceType, KafkaAdminClient
+from kafka.admin import NewPartitions as KafkaNewPartitions
 from kafka.structs import TopicPartition as KafkaTopicPartition
 
 TIMEOUT = 10
@@ -209,3 +210,24 @@ def test_delete_records_moves_the_log_start_for_both_clients(broker: Broker) -> 
     finally:
         consumer.close()
     assert (low, high) == (25, 30)
+
+
+def test_kafka_python_creates_partitions(broker: Broker) -> None:
+    admin = _admin(broker)
+    name = _create(admin, partitions=1)
+    client = KafkaAdminClient(bootstrap_servers=broker.bootstrap)
+    try:
+        client.create_partitions({name: KafkaNewPartitions(3)})
+    finally:
+        client.close()
+    assert len(admin.list_topics(name, timeout=TIMEOUT).topics[name].partitions) == 3
+
+
+def test_confluent_alter_configs_replaces_the_whole_set(broker: Broker) -> None:
+    admin = _admin(broker)
+    name = _create(admin, **{"cleanup.policy": "compact"})
+    resource = ConfigResource(Resource.TOPIC, name, set_config={"retention.ms": "7000"})
+    admin.alter_configs([resource])[resource].result(TIMEOUT)
+    configs = _describe(admin, ConfigResource(Resource.TOPIC, name))
+    assert configs["retention.ms"].value == "7000"
+    assert configs["cleanup.policy"].value == "delete"
