@@ -272,7 +272,7 @@ def _describe_one(
                 end,
                 "-" if current is None else max(end - current, 0),
                 owner.member_id if owner else "-",
-                owner.host if owner else "-",
+                (owner.host or "-") if owner else "-",
                 owner.client_id if owner else "-",
             )
         )

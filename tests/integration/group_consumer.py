@@ -1,0 +1,217 @@
+"""A group consumer in its own process, for tests that SIGKILL members.
+
+``python group_consumer.py CLIENT BOOTSTRAP TOPIC GROUP CLIENT_ID [--max-records N]``
+subscribes with kafka-python, aiokafka or confluent-kafka, commits after
+processing each batch (exactly the offsets after its records), and reports
+on stdout, one JSON object a line:
+
+- ``{"event": "assigned", "member_id": ..., "partitions": [...]}`` whenever its
+  member id or assignment changes (an idle member reports ``[]``);
+- ``{"event": "records", "records": [[partition, offset, value], ...]}`` per batch;
+- ``{"event": "committed", "offsets": [[partition, next_offset], ...]}`` after a commit.
+
+After ``--max-records`` it keeps its membership but processes and commits
+nothing more. SIGTERM closes it cleanly (it leaves the group).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import signal
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+SESSION_TIMEOUT_MS = 6000
+HEARTBEAT_INTERVAL_MS = 500
+POLL_TIMEOUT_MS = 200
+
+Batch = list[tuple[int, int, str]]
+
+
+class Reporter:
+    """Writes events and remembers what was last reported."""
+
+    def __init__(self, max_records: int | None) -> None:
+        self._last: tuple[str, list[int]] | None = None
+        self.remaining = max_records if max_records is not None else sys.maxsize
+        self.stopping = False
+
+    def emit(self, event: str, **fields: Any) -> None:
+        print(json.dumps({"event": event, **fields}), flush=True)
+
+    def membership(self, member_id: str, partitions: list[int]) -> None:
+        current = (member_id, sorted(partitions))
+        if member_id and current != self._last:
+            self._last = current
+            self.emit("assigned", member_id=member_id, partitions=current[1])
+
+    def take(self, batch: Batch) -> bool:
+        """Report a batch; False once past ``--max-records`` (then nothing is committed)."""
+        if not batch or self.remaining <= 0:
+            return False
+        self.remaining -= len(batch)
+        self.emit("records", records=batch)
+        return True
+
+    def committed(self, offsets: dict[int, int]) -> None:
+        self.emit("committed", offsets=sorted(offsets.items()))
+
+
+def _next_offsets(batch: Batch) -> dict[int, int]:
+    offsets: dict[int, int] = {}
+    for partition, offset, _ in batch:
+        offsets[partition] = max(offsets.get(partition, 0), offset + 1)
+    return offsets
+
+
+def run_kafka_python(args: argparse.Namespace, report: Reporter) -> None:
+    import kafka
+    from kafka.errors import KafkaError
+    from kafka.structs import OffsetAndMetadata, TopicPartition
+
+    consumer = kafka.KafkaConsumer(
+        args.topic,
+        bootstrap_servers=args.bootstrap,
+        group_id=args.group,
+        client_id=args.client_id,
+        auto_offset_reset="earliest",
+        enable_auto_commit=False,
+        session_timeout_ms=SESSION_TIMEOUT_MS,
+        heartbeat_interval_ms=HEARTBEAT_INTERVAL_MS,
+    )
+    while not report.stopping:
+        polled = consumer.poll(timeout_ms=POLL_TIMEOUT_MS)
+        generation = consumer._coordinator._generation
+        member_id = generation.member_id if generation else ""
+        report.membership(member_id, [tp.partition for tp in consumer.assignment()])
+        batch = [
+            (tp.partition, record.offset, record.value.decode())
+            for tp, records in polled.items()
+            for record in records
+        ]
+        if report.take(batch):
+            offsets = _next_offsets(batch)
+            try:
+                consumer.commit(
+                    {
+                        TopicPartition(args.topic, partition): OffsetAndMetadata(offset, "", -1)
+                        for partition, offset in offsets.items()
+                    }
+                )
+            except KafkaError:
+                continue  # a rebalance took the partitions: their new owner reads them again
+            report.committed(offsets)
+    consumer.close()
+
+
+def run_aiokafka(args: argparse.Namespace, report: Reporter) -> None:
+    import aiokafka
+    from aiokafka.errors import KafkaError
+
+    async def main() -> None:
+        asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, _stop, report)
+        consumer = aiokafka.AIOKafkaConsumer(
+            args.topic,
+            bootstrap_servers=args.bootstrap,
+            group_id=args.group,
+            client_id=args.client_id,
+            auto_offset_reset="earliest",
+            enable_auto_commit=False,
+            session_timeout_ms=SESSION_TIMEOUT_MS,
+            heartbeat_interval_ms=HEARTBEAT_INTERVAL_MS,
+        )
+        await consumer.start()
+        while not report.stopping:
+            polled = await consumer.getmany(timeout_ms=POLL_TIMEOUT_MS)
+            member_id = consumer._coordinator.member_id
+            report.membership(member_id, [tp.partition for tp in consumer.assignment()])
+            batch = [
+                (tp.partition, record.offset, record.value.decode())
+                for tp, records in polled.items()
+                for record in records
+            ]
+            if report.take(batch):
+                offsets = _next_offsets(batch)
+                try:
+                    await consumer.commit(
+                        {aiokafka.TopicPartition(args.topic, p): o for p, o in offsets.items()}
+                    )
+                except KafkaError:
+                    continue
+                report.committed(offsets)
+        await consumer.stop()
+
+    asyncio.run(main())
+
+
+def run_confluent(args: argparse.Namespace, report: Reporter) -> None:
+    import confluent_kafka
+
+    consumer = confluent_kafka.Consumer(
+        {
+            "bootstrap.servers": args.bootstrap,
+            "group.id": args.group,
+            "client.id": args.client_id,
+            "auto.offset.reset": "earliest",
+            "enable.auto.commit": False,
+            "session.timeout.ms": SESSION_TIMEOUT_MS,
+            "heartbeat.interval.ms": HEARTBEAT_INTERVAL_MS,
+        }
+    )
+    consumer.subscribe([args.topic])
+    while not report.stopping:
+        messages = consumer.consume(500, timeout=POLL_TIMEOUT_MS / 1000)
+        report.membership(consumer.memberid() or "", [tp.partition for tp in consumer.assignment()])
+        batch = [
+            (message.partition(), message.offset(), message.value().decode())
+            for message in messages
+            if message.error() is None
+        ]
+        if report.take(batch):
+            offsets = _next_offsets(batch)
+            try:
+                consumer.commit(
+                    offsets=[
+                        confluent_kafka.TopicPartition(args.topic, p, o) for p, o in offsets.items()
+                    ],
+                    asynchronous=False,
+                )
+            except confluent_kafka.KafkaException:
+                continue
+            report.committed(offsets)
+    consumer.close()
+
+
+def _stop(report: Reporter, *_: object) -> None:
+    report.stopping = True
+
+
+RUNNERS: dict[str, Callable[[argparse.Namespace, Reporter], None]] = {
+    "kafka-python": run_kafka_python,
+    "aiokafka": run_aiokafka,
+    "confluent-kafka": run_confluent,
+}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("client", choices=sorted(RUNNERS))
+    parser.add_argument("bootstrap")
+    parser.add_argument("topic")
+    parser.add_argument("group")
+    parser.add_argument("client_id")
+    parser.add_argument("--max-records", type=int)
+    args = parser.parse_args()
+    report = Reporter(args.max_records)
+    signal.signal(signal.SIGTERM, lambda *_: _stop(report))
+    started = time.monotonic()
+    RUNNERS[args.client](args, report)
+    report.emit("closed", seconds=round(time.monotonic() - started, 3))
+
+
+if __name__ == "__main__":
+    main()

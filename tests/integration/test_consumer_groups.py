@@ -1,0 +1,311 @@
+"""Consumer groups with real clients: partitions shared out, moved on leave and death, offsets kept.
+
+Each member runs in its own process (group_consumer.py) so it can be SIGKILLed;
+the tests read what every member reports and check that no record is lost and,
+while membership is steady, none is delivered twice.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import confluent_kafka
+import pytest
+from broker_process import Broker, BrokerFactory, odradek_command, unique_name
+from confluent_kafka.admin import AdminClient, NewTopic
+
+CLIENTS = ("kafka-python", "aiokafka", "confluent-kafka")
+# a short initial delay keeps joins fast; members' sessions are 6 s (group_consumer.py)
+GROUP_SETTINGS = {"group.initial.rebalance.delay.ms": "200"}
+SESSION_EXPIRY_WAIT_S = 30.0
+WAIT_S = 20.0
+RUNNER = Path(__file__).with_name("group_consumer.py")
+
+pytestmark = pytest.mark.slow
+
+
+class Member:
+    """One group_consumer.py process and everything it reported."""
+
+    def __init__(self, args: list[str], log_path: Path) -> None:
+        self._log = log_path.open("w")
+        self.process = subprocess.Popen(
+            [sys.executable, str(RUNNER), *args],
+            stdout=subprocess.PIPE,
+            stderr=self._log,
+            text=True,
+            start_new_session=True,
+        )
+        self._lock = threading.Lock()
+        self.member_id = ""
+        self.partitions: list[int] = []
+        self.values: list[str] = []
+        self.committed: dict[int, int] = {}
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        assert self.process.stdout is not None
+        for line in self.process.stdout:
+            event = json.loads(line)
+            with self._lock:
+                if event["event"] == "assigned":
+                    self.member_id, self.partitions = event["member_id"], event["partitions"]
+                elif event["event"] == "records":
+                    self.values += [value for _, _, value in event["records"]]
+                elif event["event"] == "committed":
+                    self.committed.update(dict(event["offsets"]))
+
+    @property
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    def snapshot(self) -> tuple[str, list[int], list[str], dict[int, int]]:
+        with self._lock:
+            return self.member_id, list(self.partitions), list(self.values), dict(self.committed)
+
+    def close(self) -> None:
+        """SIGTERM: the client closes and leaves the group."""
+        self.process.send_signal(signal.SIGTERM)
+        self.process.wait(15)
+
+    def kill(self) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.process.pid, signal.SIGKILL)
+        self.process.wait(5)
+
+    def dispose(self) -> None:
+        if self.alive:
+            self.kill()
+        self._log.close()
+
+
+MemberFactory = Callable[..., Member]
+
+
+@pytest.fixture
+def spawn(tmp_path: Path) -> Iterator[MemberFactory]:
+    """Starts group members; all are killed at teardown."""
+    members: list[Member] = []
+
+    def start(
+        client: str, broker: Broker, topic: str, group: str, max_records: int | None = None
+    ) -> Member:
+        client_id = f"{client}-{len(members)}"
+        args = [client, broker.bootstrap, topic, group, client_id]
+        if max_records is not None:
+            args += ["--max-records", str(max_records)]
+        member = Member(args, tmp_path / f"{client_id}.log")
+        members.append(member)
+        return member
+
+    yield start
+    for member in members:
+        member.dispose()
+
+
+def wait_until(condition: Callable[[], bool], what: str, timeout: float = WAIT_S) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout:g} s waiting until {what}")
+        time.sleep(0.05)
+
+
+def create_topic(broker: Broker, partitions: int) -> str:
+    name = unique_name("groups")
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+    admin.create_topics([NewTopic(name, partitions, 1)])[name].result(15)
+    return name
+
+
+def produce(
+    broker: Broker, topic: str, label: str, per_partition: int, partitions: int
+) -> set[str]:
+    """``per_partition`` records on every partition; returns their values."""
+    producer = confluent_kafka.Producer({"bootstrap.servers": broker.bootstrap, "linger.ms": 5})
+    values = set()
+    for index in range(per_partition * partitions):
+        value = f"{label}-{index}"
+        producer.produce(topic, value=value.encode(), partition=index % partitions)
+        values.add(value)
+    assert producer.flush(15) == 0
+    return values
+
+
+def seen(members: list[Member]) -> Counter[str]:
+    return Counter(value for member in members for value in member.snapshot()[2])
+
+
+def shares_out(members: list[Member], partitions: int, busy: int | None = None) -> bool:
+    """Every partition is owned by exactly one live member (and ``busy`` members own some)."""
+    owned = [member.snapshot()[1] for member in members if member.alive]
+    flat = [partition for partition_list in owned for partition in partition_list]
+    if sorted(flat) != list(range(partitions)):
+        return False
+    return busy is None or sum(1 for partition_list in owned if partition_list) == busy
+
+
+@pytest.mark.parametrize("client", CLIENTS)
+def test_members_share_partitions_and_take_over_from_leaving_and_dead_ones(
+    client: str, broker_factory: BrokerFactory, spawn: MemberFactory
+) -> None:
+    broker = broker_factory(settings=GROUP_SETTINGS)
+    topic, group = create_topic(broker, 6), unique_name("group")
+    members = [spawn(client, broker, topic, group) for _ in range(3)]
+    wait_until(lambda: shares_out(members, 6, busy=3), "three members own two partitions each")
+
+    first = produce(broker, topic, "steady", 20, 6)
+    wait_until(lambda: first <= seen(members).keys(), "every record was consumed")
+    assert all(seen(members)[value] == 1 for value in first), "a record was delivered twice"
+    for member in members:
+        _, partitions, values, _ = member.snapshot()
+        assert {int(value.split("-")[1]) % 6 for value in values} <= set(partitions)
+
+    members[0].close()
+    wait_until(lambda: shares_out(members, 6, busy=2), "two members own the closed one's share")
+    second = produce(broker, topic, "after-close", 20, 6)
+    wait_until(lambda: second <= seen(members).keys(), "records after the close were consumed")
+
+    members[1].kill()
+    survivor = members[2]
+    wait_until(
+        lambda: survivor.snapshot()[1] == list(range(6)),
+        "the survivor owns every partition after the killed member's session expired",
+        SESSION_EXPIRY_WAIT_S,
+    )
+    third = produce(broker, topic, "after-kill", 20, 6)
+    wait_until(lambda: third <= seen([survivor]).keys(), "records after the kill were consumed")
+    assert (first | second | third) <= seen(members).keys(), "a record was lost"
+    wait_until(
+        lambda: survivor.snapshot()[3] == dict.fromkeys(range(6), 60),
+        "the survivor committed everything",
+    )
+
+
+@pytest.mark.parametrize("client", CLIENTS)
+def test_two_groups_each_get_the_stream_and_an_idle_member_takes_over(
+    client: str, broker_factory: BrokerFactory, spawn: MemberFactory
+) -> None:
+    broker = broker_factory(settings=GROUP_SETTINGS)
+    topic = create_topic(broker, 2)
+    group = unique_name("crowded")
+    crowded = [spawn(client, broker, topic, group) for _ in range(3)]
+    other = spawn(client, broker, topic, unique_name("other"))
+    wait_until(
+        lambda: shares_out(crowded, 2, busy=2) and all(m.snapshot()[0] for m in crowded),
+        "two of three members own a partition and the third is idle",
+    )
+
+    values = produce(broker, topic, "both", 20, 2)
+    wait_until(lambda: values <= seen(crowded).keys(), "the crowded group got the stream")
+    wait_until(lambda: values <= seen([other]).keys(), "the other group got the stream")
+    idle = next(member for member in crowded if not member.snapshot()[1])
+    assert not idle.snapshot()[2], "an idle member received records"
+
+    next(member for member in crowded if member.snapshot()[1]).kill()
+    wait_until(
+        lambda: bool(idle.snapshot()[1]) and shares_out(crowded, 2),
+        "the idle member took over the killed member's partition",
+        SESSION_EXPIRY_WAIT_S,
+    )
+    later = produce(broker, topic, "later", 10, 2)
+    wait_until(lambda: later <= seen(crowded).keys(), "records after the kill were consumed")
+
+
+@pytest.mark.parametrize("client", CLIENTS)
+def test_a_restarted_member_resumes_from_offsets_committed_before_a_broker_restart(
+    client: str, broker_factory: BrokerFactory, spawn: MemberFactory
+) -> None:
+    broker = broker_factory(settings=GROUP_SETTINGS)
+    topic, group = create_topic(broker, 3), unique_name("resume")
+    consumed: set[str] = set()
+    batch = produce(broker, topic, "first", 10, 3)
+    for restart in ("kill", "stop", None):
+        member = spawn(client, broker, topic, group)
+        _read_and_commit(member, batch, consumed)
+        consumed |= batch
+        member.close()
+        if restart is not None:
+            broker.restart(clean=restart == "stop")
+            batch = produce(broker, topic, f"after-{restart}", 10, 3)
+
+
+def _read_and_commit(member: Member, batch: set[str], before: set[str]) -> None:
+    """The member reads ``batch``, none of ``before`` (committed earlier), and commits."""
+    wait_until(lambda: batch <= seen([member]).keys(), "the member read the new records")
+    assert not seen([member]).keys() & before, "a record before the committed offset came back"
+    total = len(batch | before)
+    wait_until(lambda: sum(member.snapshot()[3].values()) == total, "it committed them")
+
+
+@pytest.mark.parametrize("client", CLIENTS)
+def test_group_describe_shows_what_the_members_see(
+    client: str, broker_factory: BrokerFactory, spawn: MemberFactory
+) -> None:
+    broker = broker_factory(settings=GROUP_SETTINGS)
+    topic, group = create_topic(broker, 4), unique_name("described")
+    members = [spawn(client, broker, topic, group, max_records=1) for _ in range(2)]
+    wait_until(lambda: shares_out(members, 4, busy=2), "two members own two partitions each")
+    produce(broker, topic, "first", 10, 4)
+    wait_until(lambda: all(m.snapshot()[3] for m in members), "each member committed a batch")
+    produce(broker, topic, "more", 2, 4)  # nobody consumes these: lag for every partition
+
+    rows = _describe(broker, group)
+    expected = {}
+    for member in members:
+        member_id, partitions, _, committed = member.snapshot()
+        for partition in partitions:
+            offset = committed.get(partition)
+            expected[partition] = (
+                "-" if offset is None else str(offset),
+                "12",
+                "-" if offset is None else str(12 - offset),
+                member_id,
+            )
+    described = {
+        int(row["PARTITION"]): (
+            row["CURRENT-OFFSET"],
+            row["LOG-END-OFFSET"],
+            row["LAG"],
+            row["CONSUMER-ID"],
+        )
+        for row in rows
+    }
+    assert described == expected
+    client_ids = {row["CONSUMER-ID"]: row["CLIENT-ID"] for row in rows}
+    assert all(client_id.startswith(client) for client_id in client_ids.values())
+
+    metrics = broker.metrics_text()
+    for partition, (_, _, lag, _) in expected.items():
+        if lag != "-":
+            pattern = (
+                rf'odradek_consumer_lag\{{group="{group}",partition="{partition}",'
+                rf'topic="{topic}"\}} ([0-9.]+)'
+            )
+            found = re.search(pattern, metrics)
+            assert found is not None and float(found.group(1)) == int(lag)
+
+
+def _describe(broker: Broker, group: str) -> list[dict[str, Any]]:
+    result = subprocess.run(
+        [*odradek_command(), "group", "describe", group, "--bootstrap-server", broker.bootstrap,
+         "--timeout", "15", "-q"],
+        capture_output=True, text=True, timeout=60, check=True,
+    )  # fmt: skip
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith(f"Group {group}: Stable, ") and "2 member(s)" in lines[0], lines
+    header = lines[1].split()
+    return [dict(zip(header, line.split(), strict=True)) for line in lines[2:]]
