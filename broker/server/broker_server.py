@@ -7,11 +7,10 @@ import fcntl
 import logging
 import os
 from pathlib import Path
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 from aiohttp import web
 
-from odradek.broker.cluster.cluster_membership import ClusterMembership
 from odradek.broker.cluster.metadata_image import BrokerRegistration, TopicMetadata
 from odradek.broker.cluster.metadata_store import EmbeddedMetadataStore, MetadataStore
 from odradek.broker.cluster.replica_manager import ReplicaManager
@@ -28,6 +27,9 @@ from odradek.broker.server.log_maintenance import CleanerCollector, LogMaintenan
 from odradek.broker.server.metrics import BrokerMetrics, PartitionSample
 from odradek.broker.server.producer_ids import ProducerIdAllocator
 from odradek.broker.server.replication_metrics import ReplicationCollector
+
+if TYPE_CHECKING:
+    from odradek.broker.cluster.cluster_membership import ClusterMembership
 
 log = logging.getLogger(__name__)
 
@@ -64,6 +66,9 @@ class BrokerServer:
         replicas = ReplicaManager(config.node_id, self._logs, self._log_config)
         store: MetadataStore
         if config.get("etcd.endpoints"):
+            # Imported here: a single broker on the embedded store starts faster without it.
+            from odradek.broker.cluster.cluster_membership import ClusterMembership
+
             self._membership = ClusterMembership(config, registration, replicas)
             log.info("joining cluster %s through etcd", config.get("cluster.name"))
             await self._membership.start()

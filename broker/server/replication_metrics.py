@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING
 
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.registry import Collector
 
-from odradek.broker.cluster.cluster_membership import ClusterMembership
 from odradek.broker.server.context import BrokerContext
+
+if TYPE_CHECKING:
+    from odradek.broker.cluster.cluster_membership import ClusterMembership
 
 
 class ReplicationCollector(Collector):
