@@ -139,7 +139,7 @@ def _up(args: argparse.Namespace) -> int:
         cluster.start(args.timeout)
         args.bootstrap_server = cluster.bootstrap_servers  # for the client helpers
         _show_started(args, cluster, temporary)
-        _run_until_interrupted(cluster)
+        _run_until_interrupted(args, cluster)
     except ProcessStartError as error:
         raise CliError(f"cannot start the cluster: {error}") from None
     except KeyboardInterrupt:
@@ -151,16 +151,20 @@ def _up(args: argparse.Namespace) -> int:
     return 0
 
 
-def _run_until_interrupted(cluster: LocalCluster) -> None:
-    """Sleep until Ctrl-C or SIGTERM; a broker that exits on its own ends the run."""
+def _run_until_interrupted(args: argparse.Namespace, cluster: LocalCluster) -> None:
+    """Sleep until Ctrl-C or SIGTERM, saying so when a broker exits on its own (the others
+    keep running: a killed broker is how one tries failover)."""
+    reported: set[int] = set()
     while True:
         time.sleep(CRASH_CHECK_INTERVAL_S)
-        exited = cluster.exited()
-        if exited:
-            broker, code = exited[0]
-            raise CliError(
-                f"broker {broker.spec.node_id} exited with code {code}\n{broker.process.log_tail()}"
-            )
+        for broker, code in cluster.exited():
+            if broker.spec.node_id not in reported:
+                reported.add(broker.spec.node_id)
+                status(
+                    args,
+                    f"broker {broker.spec.node_id} exited with code {code} "
+                    f"(log: {broker.process.log_path})",
+                )
 
 
 def _shut_down(args: argparse.Namespace, cluster: LocalCluster) -> None:

@@ -8,7 +8,7 @@ leaders (SIGSTOP) past the session timeout. At the end every acknowledged
 record is at its acknowledged offset exactly once, in order per producer, and
 every in-sync replica's log is byte-identical up to the high watermark.
 
-ODRADEK_CLUSTER_FAULTS sets the number of faults (default 30, about three
+ODRADEK_CLUSTER_FAULTS sets the number of faults (default 24, under three
 minutes on two cores; each costs a session timeout plus a restart). Run with
 ODRADEK_CLUSTER_FAULTS=100 or more as a soak.
 """
@@ -32,7 +32,7 @@ from kafka_wire import WireClient, build_batch
 from replica_logs import assert_replicas_identical, stored_batches
 from test_durability import PRODUCER_SCRIPT, check_durability, read_partitions, read_report
 
-FAULTS = int(os.environ.get("ODRADEK_CLUSTER_FAULTS", "30"))
+FAULTS = int(os.environ.get("ODRADEK_CLUSTER_FAULTS", "24"))
 PARTITIONS = 3
 PRODUCERS = ("idem-0", "idem-1", "idem-2")
 RATE_PER_PRODUCER = 200

@@ -1,0 +1,134 @@
+"""``odradek cluster up`` and ``odradek cluster status`` as a user runs them."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import signal
+import subprocess
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+from broker_process import odradek_command
+from confluent_kafka.admin import AdminClient, NewTopic
+
+from odradek.cli.child_process import wait_until
+
+START_TIMEOUT_S = 90.0
+
+
+@dataclass
+class UpProcess:
+    """A running ``odradek cluster up`` and what it printed about itself."""
+
+    process: subprocess.Popen[str]
+    bootstrap: str = ""
+    data_dir: Path = Path()
+    broker_pids: dict[int, int] = field(default_factory=dict)
+    lines: list[str] = field(default_factory=list)
+
+
+def _read_until_started(up: UpProcess) -> None:
+    assert up.process.stdout is not None
+    deadline = time.monotonic() + START_TIMEOUT_S
+    process_rows = False
+    while time.monotonic() < deadline:
+        line = up.process.stdout.readline()
+        if not line:
+            raise AssertionError("cluster up ended early:\n" + "".join(up.lines))
+        up.lines.append(line)
+        if line.startswith("Bootstrap servers: "):
+            up.bootstrap = line.split(": ", 1)[1].strip()
+        elif line.startswith("Data: "):
+            up.data_dir = Path(line.split()[1])
+        elif line.startswith("ID PID"):
+            process_rows = True
+        elif process_rows and (row := re.match(r"(\d+)\s+(\d+)\s", line)):
+            up.broker_pids[int(row[1])] = int(row[2])
+        elif line.startswith("Press Ctrl-C"):
+            return
+    raise AssertionError("cluster up did not finish starting:\n" + "".join(up.lines))
+
+
+def _ours(pid: int, data_dir: Path) -> bool:
+    """A process still running from this cluster's data dir (not a recycled pid)."""
+    try:
+        return str(data_dir) in Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")
+    except OSError:
+        return False
+
+
+@contextlib.contextmanager
+def cluster_up(*options: str) -> Iterator[UpProcess]:
+    """Runs ``odradek cluster up``; on the way out stops it and kills any broker it left."""
+    process = subprocess.Popen(
+        [*odradek_command(), "cluster", "up", *options],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env={k: v for k, v in os.environ.items() if not k.startswith("ODRADEK_")},
+        start_new_session=True,
+    )
+    up = UpProcess(process)
+    try:
+        _read_until_started(up)
+        yield up
+    finally:
+        if process.poll() is None:
+            process.send_signal(signal.SIGTERM)
+            try:
+                process.wait(60)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+        for pid in up.broker_pids.values():
+            if _ours(pid, up.data_dir):
+                os.killpg(pid, signal.SIGKILL)
+
+
+def status(bootstrap: str) -> str:
+    result = subprocess.run(
+        [*odradek_command(), "cluster", "status", "--bootstrap-server", bootstrap, "-q"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+@pytest.mark.slow
+def test_cluster_up_runs_brokers_in_racks_until_sigterm_and_status_reports_failures() -> None:
+    with cluster_up("--brokers", "3", "--racks", "a,b,c") as up:
+        assert len(up.bootstrap.split(",")) == 3
+        assert sorted(up.broker_pids) == [0, 1, 2]
+        assert up.data_dir.is_dir()
+
+        admin = AdminClient({"bootstrap.servers": up.bootstrap, "log_level": 0})
+        # No replication factor given: the local cluster's default is three copies.
+        admin.create_topics([NewTopic("orders", 3)])["orders"].result(timeout=30)
+        report = status(up.bootstrap)
+        brokers = re.findall(r"^(\d)\s+127\.0\.0\.1:\d+\s+([abc])\s", report, re.MULTILINE)
+        assert brokers == [("0", "a"), ("1", "b"), ("2", "c")], report
+        assert re.search(r"controller [012], 3 partition", report), report
+        assert "Offline partitions: none" in report, report
+
+        os.killpg(up.broker_pids[2], signal.SIGKILL)
+
+        def under_replicated() -> bool:
+            text = status(up.bootstrap.split(",")[0])
+            return "Under-replicated partitions: 3" in text and "\n2 " not in text
+
+        wait_until(under_replicated, 30, "status shows broker 2 gone")
+        up.process.send_signal(signal.SIGTERM)
+        assert up.process.wait(60) == 0
+        assert up.process.stdout is not None
+        rest = up.process.stdout.read()
+        assert "broker 2 exited with code -9" in rest, rest
+        assert "cluster stopped" in rest, rest
+        assert not any(_ours(pid, up.data_dir) for pid in up.broker_pids.values())
+        assert not up.data_dir.exists(), "the temporary data dir was not removed"
