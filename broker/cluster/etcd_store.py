@@ -291,18 +291,27 @@ class EtcdMetadataStore:
             await asyncio.sleep(0.5)
 
     async def _keep_alive(self) -> None:
+        """Refresh the lease; declare the session lost when etcd says it expired, or when
+        etcd has not confirmed it for a whole TTL (it may have expired unseen, and the
+        controller may already have moved this broker's leaderships)."""
+        loop = asyncio.get_running_loop()
+        confirmed = loop.time()
         interval = max(self._ttl / 3, 0.2)
         while True:
             await asyncio.sleep(interval)
             try:
-                ttl = await self._client.keep_alive(self._lease)
-            except EtcdError as error:
-                log.warning("cannot refresh the etcd session: %s", error)
-                continue
+                async with asyncio.timeout(interval):
+                    ttl = await self._client.keep_alive(self._lease)
+            except (EtcdError, TimeoutError) as error:
+                if loop.time() - confirmed < self._ttl:
+                    log.warning("cannot refresh the etcd session: %s", error)
+                    continue
+                ttl = 0
             if ttl <= 0:
                 log.error("etcd session of broker %d expired", self._broker.node_id)
                 self.session_lost.set()
                 return
+            confirmed = loop.time()
 
     def _rebuild(self) -> None:
         old = self._image
