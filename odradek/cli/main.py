@@ -15,6 +15,7 @@ class _Registrar(Protocol):
 def _registrars() -> list[_Registrar]:
     from odradek.cli import (
         broker_command,
+        cluster_command,
         consume_command,
         group_command,
         produce_command,
@@ -27,6 +28,7 @@ def _registrars() -> list[_Registrar]:
         produce_command.register,
         consume_command.register,
         group_command.register,
+        cluster_command.register,
     ]
 
 
