@@ -27,7 +27,7 @@ from pathlib import Path
 
 import confluent_kafka
 import pytest
-from cluster_harness import Cluster, ClusterFactory
+from cluster_harness import FAST_FAILOVER, Cluster, ClusterFactory
 from kafka_wire import WireClient, build_batch
 from replica_logs import assert_replicas_identical, stored_batches
 from test_durability import PRODUCER_SCRIPT, check_durability, read_partitions, read_report
@@ -301,3 +301,28 @@ def _leader_epoch(cluster: Cluster, topic: str, via: int) -> int:
     with WireClient.to(cluster.brokers[via].bootstrap) as wire:
         [answer] = [t for t in wire.metadata([topic]).topics if t.name == topic]
         return int(answer.partitions[0].leader_epoch)
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(
+    strict=True,
+    reason="broker bug: a shutting-down leader keeps dead followers in its ISR (elect_for_state "
+    "returns the state unchanged), so the last broker waits controlled.shutdown.timeout.ms",
+)
+def test_stopping_every_broker_at_once_needs_no_controlled_shutdown_timeout(
+    cluster_factory: ClusterFactory,
+) -> None:
+    cluster = cluster_factory(brokers=3)
+    topic = cluster.create_topic(6, 3, TOPIC_CONFIGS, prefix="all-stop")
+    produce_acked(cluster.bootstrap, topic, 300)
+    began = time.monotonic()
+    for broker in cluster.brokers.values():
+        assert broker.process is not None
+        broker.process.send_signal(signal.SIGTERM)
+    took = {}
+    for node_id, broker in cluster.brokers.items():
+        assert broker.process is not None
+        assert broker.process.wait(60) == 0, broker.describe()
+        took[node_id] = round(time.monotonic() - began, 1)
+    timeout_s = int(FAST_FAILOVER["controlled.shutdown.timeout.ms"]) / 1000
+    assert max(took.values()) < timeout_s / 2, f"seconds to exit per broker: {took}"
