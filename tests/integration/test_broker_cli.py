@@ -96,13 +96,6 @@ def test_bad_config_file_value_exits_nonzero_naming_the_key(tmp_path: Path) -> N
     assert "log.segment.bytes" in output, output
 
 
-def test_unknown_setting_exits_nonzero_naming_it(tmp_path: Path) -> None:
-    completed = run_broker_expecting_failure(tmp_path, ["--set", "no.such.setting=1"])
-    output = completed.stdout + completed.stderr
-    assert completed.returncode != 0, output
-    assert "no.such.setting" in output, output
-
-
 def auto_created_partitions(broker: Broker) -> int:
     with WireClient.to(broker.bootstrap) as wire:
         return len(wire.wait_for_topic(unique_name("auto"), auto_create=True).partitions)

@@ -3,9 +3,10 @@
 kafka-python, aiokafka and confluent-kafka each produce with every codec, and
 every client consumes what each produced (assign + seek, no group): keys,
 values (empty and null), headers and timestamps round-trip exactly, offsets
-are contiguous. Also: kafka-python's default idempotent producer, consuming
-from inside a batch, ListOffsets, admin CreateTopics/DeleteTopics and
-DescribeConfigs through confluent-kafka and kafka-python.
+are contiguous; batches are stored with the producer's codec. Also:
+kafka-python's default idempotent producer, consuming from inside a batch,
+ListOffsets, admin CreateTopics/DeleteTopics and DescribeConfigs through
+confluent-kafka and kafka-python, and LogAppendTime topics.
 """
 
 from __future__ import annotations
