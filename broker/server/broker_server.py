@@ -77,7 +77,6 @@ class BrokerServer:
             store = EmbeddedMetadataStore(data_dir, registration)
         metrics = BrokerMetrics(self._partition_samples)
         groups = GroupCoordinator(
-            config.node_id,
             GroupConfig.from_broker(config),
             store,
             replicas,
@@ -167,6 +166,8 @@ class BrokerServer:
         self._connections.add(task)
         try:
             await Connection(self.context, reader, writer).serve()
+        except asyncio.CancelledError:
+            pass  # shutting down; asyncio would log a cancelled connection task as an error
         finally:
             self._connections.discard(task)
 
