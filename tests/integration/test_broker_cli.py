@@ -35,7 +35,7 @@ def test_broker_on_fresh_data_dir_is_ready_within_two_seconds(
         broker = broker_factory(start=False)
         assert not broker.data_dir.exists() or not any(broker.data_dir.iterdir())
         broker.start(wait=False)
-        timings.append(broker.wait_ready(timeout=60, poll_interval=0.005))
+        timings.append(broker.wait_ready(timeout=60, poll_interval=0.02))
         assert http_get(f"{broker.http_url}/healthz")[0] == 200
         broker.close()
         if timings[-1] < READY_BOUND_S:
