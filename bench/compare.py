@@ -1,0 +1,272 @@
+"""Odradek against Apache Kafka on this machine: the same workloads, clients and settings.
+
+For each round and workload, starts each system in turn (the order alternates
+between rounds) on free loopback ports pinned to one CPU, runs confluent-kafka
+producer and consumer processes pinned to the others, stops the system, and
+records records/s, MB/s, latency, broker CPU s/GB, peak RSS and time to ready.
+Writes JSON, a Markdown table into docs/benchmarks.md and a PNG chart. See
+bench/README.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import os
+import platform
+import signal
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, ExitStack
+from dataclasses import replace
+from pathlib import Path
+
+from compare_chart import write_chart
+from compare_report import Sample, markdown_table, read_json, update_markdown, write_json
+from kafka_dist import KAFKA_VERSION
+from kafka_system import kafka_cluster
+from load_workers import (
+    BenchError,
+    ConsumerJob,
+    PhaseResult,
+    ProducerJob,
+    consume,
+    produce,
+    produce_paced,
+    run_phase,
+)
+from odradek_system import odradek_broker, odradek_cluster
+from proc_stats import cpu_split, peak_rss_bytes, pinned
+from running_system import RunningSystem, create_topic
+from workloads import MIB, WORKLOADS, Workload, quick
+
+ROOT = Path(__file__).resolve().parent.parent
+TOPIC = "bench"
+WARM_UP_TOPIC = "warm-up"
+WARM_UP_BYTES = 32 * MIB
+LATENCY_LOAD = 0.5
+Starter = Callable[[Path, int], AbstractContextManager[RunningSystem]]
+
+
+def _start_odradek(workdir: Path, nodes: int) -> AbstractContextManager[RunningSystem]:
+    return odradek_broker(workdir) if nodes == 1 else odradek_cluster(workdir, nodes)
+
+
+STARTERS: dict[str, Starter] = {"odradek": _start_odradek, "kafka": kafka_cluster}
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    if args.report_only:
+        _write_reports(args, *read_json(args.report_only))
+        return 0
+    broker_cpus, load_cpus = cpu_split()
+    os.sched_setaffinity(0, load_cpus)
+    workloads = _selected(args)
+    context: dict[str, object] = {
+        "started": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+        "quick": args.quick,
+        "rounds": args.rounds,
+        "kafka": KAFKA_VERSION,
+        "commit": _git_commit(),
+        "cpus": os.cpu_count(),
+        "machine": platform.platform(),
+        "broker_cpus": sorted(broker_cpus),
+        "load_cpus": sorted(load_cpus),
+        "load_before": os.getloadavg(),
+    }
+    samples: list[Sample] = []
+    try:
+        for round_number in range(args.rounds):
+            order = args.systems if round_number % 2 == 0 else args.systems[::-1]
+            rates: dict[tuple[str, str], float] = {}
+            for workload in workloads:
+                for system in order:
+                    _log(f"round {round_number + 1}/{args.rounds}: {workload.name} on {system}")
+                    samples += _run(system, workload, round_number, rates, broker_cpus)
+    except BenchError as error:
+        print(f"bench: error: {error}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("bench: interrupted", file=sys.stderr)
+        return 130
+    context["load_after"] = os.getloadavg()
+    write_json(args.output, samples, context)
+    _log(f"results in {args.output}")
+    _write_reports(args, samples, context)
+    return 0
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="smaller runs, one round")
+    parser.add_argument("--rounds", type=int, help="repeats of everything (default 3, quick 1)")
+    parser.add_argument(
+        "--workloads", help=f"comma-separated subset of: {','.join(w.name for w in WORKLOADS)}"
+    )
+    parser.add_argument(
+        "--backlog-mb", type=int, help="catch-up backlog in MiB (default 2048, quick 128)"
+    )
+    parser.add_argument(
+        "--systems", default="odradek,kafka", type=lambda text: tuple(text.split(","))
+    )
+    stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+    parser.add_argument(
+        "--output", type=Path, default=ROOT / "bench" / "results" / f"compare-{stamp}.json"
+    )
+    parser.add_argument("--docs", type=Path, default=ROOT / "docs" / "benchmarks.md")
+    parser.add_argument("--chart", type=Path, default=ROOT / "docs" / "benchmarks.png")
+    parser.add_argument(
+        "--report-only", type=Path, metavar="JSON", help="rewrite table and chart from a JSON file"
+    )
+    return parser
+
+
+def _selected(args: argparse.Namespace) -> list[Workload]:
+    if args.rounds is None:
+        args.rounds = 1 if args.quick else 3
+    names = args.workloads.split(",") if args.workloads else [w.name for w in WORKLOADS]
+    unknown = set(names) - {w.name for w in WORKLOADS}
+    if unknown:
+        raise SystemExit(f"unknown workloads: {', '.join(sorted(unknown))}")
+    backlog = (args.backlog_mb or (128 if args.quick else 2048)) * MIB
+    chosen = []
+    for workload in WORKLOADS:
+        if workload.name not in names:
+            continue
+        if workload.kind == "catch-up":
+            workload = replace(workload, size=backlog)
+        chosen.append(quick(workload, backlog) if args.quick else workload)
+    return chosen
+
+
+def _run(
+    system: str,
+    workload: Workload,
+    round_number: int,
+    rates: dict[tuple[str, str], float],
+    broker_cpus: set[int],
+) -> list[Sample]:
+    """Start ``system``, run ``workload``'s phases, stop it; one sample per phase."""
+    with tempfile.TemporaryDirectory(prefix=f"bench-{system}-") as tmp, ExitStack() as stack:
+        with pinned(broker_cpus):
+            running = stack.enter_context(STARTERS[system](Path(tmp), workload.nodes))
+        _log(f"{system} ready in {running.ready_seconds:.1f} s at {running.bootstrap}")
+        configs = {"min.insync.replicas": "2"} if workload.replication > 1 else {}
+        create_topic(running.bootstrap, TOPIC, workload.partitions, workload.replication, configs)
+        phases = list(_phases(workload, running, rates))
+        peak_rss = max(peak_rss_bytes(pid) for pid in running.broker_pids)
+    samples = []
+    for phase, result in phases:
+        moved = result.moved
+        p50, p99, p999 = moved.latencies or (float("nan"),) * 3
+        samples.append(
+            Sample(
+                workload=workload.name,
+                setting=workload.describe(),
+                phase=phase,
+                system=system,
+                round=round_number,
+                records_per_s=moved.records / moved.seconds,
+                mb_per_s=moved.size / 1e6 / moved.seconds,
+                p50_ms=p50 * 1e3,
+                p99_ms=p99 * 1e3,
+                p999_ms=p999 * 1e3,
+                cpu_s_per_gb=result.cpu_seconds / (moved.size / 1e9),
+                peak_rss_mib=peak_rss / MIB,
+                ready_s=running.ready_seconds,
+            )
+        )
+        _log(
+            f"{system} {workload.name} {phase}: {samples[-1].records_per_s:,.0f} records/s, "
+            f"{samples[-1].mb_per_s:,.1f} MB/s, {samples[-1].cpu_s_per_gb:.2f} CPU s/GB"
+        )
+    if workload.kind == "throughput":
+        rates[(system, workload.name)] = samples[0].records_per_s
+    return samples
+
+
+def _phases(
+    workload: Workload, running: RunningSystem, rates: dict[tuple[str, str], float]
+) -> Iterator[tuple[str, PhaseResult]]:
+    job = ProducerJob(
+        TOPIC,
+        workload.records,
+        workload.record_size,
+        workload.compression,
+        workload.acks,
+        workload.linger_ms,
+        workload.batch_size,
+    )
+    bootstrap, pids = running.bootstrap, running.pids
+    _warm_up(workload, running)
+    if workload.kind == "latency":
+        base = rates.get((running.name, workload.paced_from))
+        if base is None:
+            raise BenchError(f"{workload.name} needs {workload.paced_from} to run first")
+        rate = LATENCY_LOAD * base
+        paced = replace(job, records=int(rate * workload.seconds), rate=rate)
+        _log(f"pacing at {rate:,.0f} records/s for {workload.seconds:g} s")
+        yield "produce", run_phase("paced", produce_paced, bootstrap, paced, pids)
+        return
+    yield "produce", run_phase("produce", produce, bootstrap, job, pids)
+    read = "catch-up read" if workload.kind == "catch-up" else "consume"
+    yield read, run_phase("consume", consume, bootstrap, ConsumerJob(TOPIC, job.records), pids)
+
+
+def _warm_up(workload: Workload, running: RunningSystem) -> None:
+    """Produce and read back a little, unmeasured, on another topic: Kafka's JIT compiles
+    its hot paths in the first seconds, which would otherwise count against it.
+    """
+    create_topic(running.bootstrap, WARM_UP_TOPIC, workload.partitions, workload.replication, {})
+    records = WARM_UP_BYTES // workload.record_size
+    job = ProducerJob(
+        WARM_UP_TOPIC, records, workload.record_size, workload.compression, "1", 5, 65536
+    )
+    run_phase("warm-up", produce, running.bootstrap, job, running.pids)
+    run_phase(
+        "warm-up", consume, running.bootstrap, ConsumerJob(WARM_UP_TOPIC, records), running.pids
+    )
+
+
+def _write_reports(
+    args: argparse.Namespace, samples: list[Sample], context: dict[str, object]
+) -> None:
+    load = context.get("load_before"), context.get("load_after")
+    preamble = (
+        f"Run of {context['started']} (commit {context['commit']}, Kafka {context['kafka']}, "
+        f"{context['rounds']} round(s){', --quick' if context['quick'] else ''}) on "
+        f"{context['cpus']} CPUs, brokers pinned to CPU {context['broker_cpus']}, clients to "
+        f"{context['load_cpus']}; load average (1, 5, 15 min) before {_load(load[0])}, after "
+        f"{_load(load[1])}. Median (range) over rounds; latency only for the paced run."
+    )
+    update_markdown(args.docs, markdown_table(samples), preamble)
+    write_chart(args.chart, samples, f"Odradek vs Kafka {context['kafka']} ({context['started']})")
+    _log(f"table in {args.docs}, chart in {args.chart}")
+
+
+def _load(value: object) -> str:
+    if isinstance(value, (list, tuple)):
+        return " / ".join(f"{float(v):.1f}" for v in value)
+    return "?"
+
+
+def _git_commit() -> str:
+    result = subprocess.run(
+        ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    return result.stdout.strip() or "?"
+
+
+def _log(message: str) -> None:
+    print(f"bench: {message}", file=sys.stderr, flush=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,236 @@
+"""Load generator processes: confluent-kafka producers and consumers, one process per phase.
+
+A worker connects and fetches metadata, says "ready", waits for "go", does
+its job and sends back ``("done", payload)``; ``run_phase`` samples the
+system's CPU time between "go" and "done", so client start-up is not measured.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import signal
+import struct
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from multiprocessing.connection import Connection
+from multiprocessing.process import BaseProcess
+from typing import Any, TypeVar
+
+from confluent_kafka import OFFSET_BEGINNING, Consumer, Producer, TopicPartition
+from measure import percentile
+from proc_stats import total_cpu_seconds
+
+from odradek.cli.produce_command import send_records, synthetic_records
+from odradek.cli.progress import Progress
+
+PHASE_TIMEOUT_S = 3600.0
+INDEX = struct.Struct(">q")
+
+
+class BenchError(Exception):
+    """A failure to report in one sentence."""
+
+
+@dataclass(frozen=True)
+class ProducerJob:
+    """What a producer sends, and how; ``rate`` > 0 paces it (records/s) for latency."""
+
+    topic: str
+    records: int
+    record_size: int
+    compression: str
+    acks: str
+    linger_ms: int
+    batch_size: int
+    rate: float = 0.0
+
+
+@dataclass(frozen=True)
+class ConsumerJob:
+    """Read ``records`` records of ``topic`` from the beginning of every partition."""
+
+    topic: str
+    records: int
+
+
+@dataclass(frozen=True)
+class Moved:
+    """What a phase moved and in how long; latencies in seconds for paced producers."""
+
+    records: int
+    size: int
+    seconds: float
+    latencies: tuple[float, float, float] | None = None
+
+
+@dataclass(frozen=True)
+class PhaseResult:
+    moved: Moved
+    cpu_seconds: float
+
+
+JobT = TypeVar("JobT", ProducerJob, ConsumerJob)
+Worker = Callable[[Connection, str, JobT], None]
+
+
+def run_phase(
+    name: str, worker: Worker[JobT], bootstrap: str, job: JobT, pids: tuple[int, ...]
+) -> PhaseResult:
+    """Run ``worker`` in its own process; sample the CPU of ``pids`` between 'go' and 'done'."""
+    parent_end, worker_end = multiprocessing.Pipe()
+    process = multiprocessing.get_context("spawn").Process(
+        target=_worker_main, args=(worker, worker_end, bootstrap, job), name=f"bench-{name}"
+    )
+    process.start()
+    try:
+        _expect(parent_end, process, "ready")
+        cpu_before = total_cpu_seconds(pids)
+        parent_end.send("go")
+        moved: Moved = _expect(parent_end, process, "done")
+        cpu_after = total_cpu_seconds(pids)
+    finally:
+        if process.is_alive():
+            process.kill()
+        process.join()
+    return PhaseResult(moved, cpu_after - cpu_before)
+
+
+def _worker_main(worker: Worker[JobT], connection: Connection, bootstrap: str, job: JobT) -> None:
+    """Entry of a worker process: Ctrl-C is the parent's to handle, errors go back as text."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        worker(connection, bootstrap, job)
+    except Exception as error:
+        connection.send(("error", f"{type(error).__name__}: {error}"))
+
+
+def _expect(connection: Connection, process: BaseProcess, tag: str) -> Any:
+    """Wait for ``(tag, payload)`` from the worker; a dead worker or an error is a BenchError."""
+    deadline = time.monotonic() + PHASE_TIMEOUT_S
+    while not connection.poll(1.0):
+        if not process.is_alive():
+            raise BenchError(f"the {process.name} process died (exit code {process.exitcode})")
+        if time.monotonic() > deadline:
+            raise BenchError(f"the {process.name} process took over {PHASE_TIMEOUT_S:g} s")
+    received_tag, payload = connection.recv()
+    if received_tag == "error":
+        raise BenchError(f"{process.name}: {payload}")
+    assert received_tag == tag, (received_tag, tag)
+    return payload
+
+
+def _producer(bootstrap: str, job: ProducerJob) -> Producer:
+    producer = Producer(
+        {
+            "bootstrap.servers": bootstrap,
+            "compression.type": job.compression,
+            "linger.ms": job.linger_ms,
+            "batch.size": job.batch_size,
+            "acks": job.acks,
+            "queue.buffering.max.kbytes": 1_048_576,
+        }
+    )
+    producer.list_topics(job.topic, timeout=30)
+    return producer
+
+
+def produce(connection: Connection, bootstrap: str, job: ProducerJob) -> None:
+    """Worker: send ``job.records`` synthetic records as fast as possible, wait for every ack."""
+    producer = _producer(bootstrap, job)
+    failures: list[str] = []
+
+    def delivered(error: Any, message: Any) -> None:
+        if error is None:
+            progress.add(1, len(message))
+        else:
+            failures.append(str(error))
+
+    connection.send(("ready", None))
+    connection.recv()
+    progress = Progress("produced", total=job.records)
+    start = time.monotonic()
+    records = synthetic_records(job.records, job.record_size)
+    send_records(producer, job.topic, records, on_delivery=delivered)
+    producer.flush()
+    seconds = time.monotonic() - start
+    if failures:
+        raise BenchError(f"{len(failures)} records failed, first: {failures[0]}")
+    connection.send(("done", Moved(progress.records, progress.size, seconds)))
+
+
+def produce_paced(connection: Connection, bootstrap: str, job: ProducerJob) -> None:
+    """Worker: send at ``job.rate`` records/s; latency of each record from its intended send time.
+
+    Record i is due at start + i / rate. Whatever is due is sent at once, so a
+    stalled producer or broker shows up in the latency of every record it delayed
+    (no coordinated omission). The record's index travels in its key.
+    """
+    producer = _producer(bootstrap, job)
+    values = [value for _, value in synthetic_records(min(job.records, 65_536), job.record_size)]
+    latencies: list[float] = []
+    failures: list[str] = []
+    interval = 1.0 / job.rate
+
+    def delivered(error: Any, message: Any) -> None:
+        if error is None:
+            (index,) = INDEX.unpack(message.key())
+            latencies.append(time.perf_counter() - (start + index * interval))
+        else:
+            failures.append(str(error))
+
+    connection.send(("ready", None))
+    connection.recv()
+    progress = Progress("produced (paced)", total=job.records)
+    start = time.perf_counter()
+    sent = 0
+    while sent < job.records:
+        due = min(job.records, int((time.perf_counter() - start) * job.rate) + 1)
+        while sent < due:
+            value = values[sent % len(values)]
+            try:
+                producer.produce(job.topic, value, INDEX.pack(sent), on_delivery=delivered)
+            except BufferError:
+                break
+            progress.add(1, len(value))
+            sent += 1
+        producer.poll(max(0.0, start + sent * interval - time.perf_counter()))
+    producer.flush()
+    seconds = time.perf_counter() - start
+    if failures:
+        raise BenchError(f"{len(failures)} records failed, first: {failures[0]}")
+    quantiles = (
+        percentile(latencies, 0.5),
+        percentile(latencies, 0.99),
+        percentile(latencies, 0.999),
+    )
+    connection.send(("done", Moved(progress.records, progress.size, seconds, quantiles)))
+
+
+def consume(connection: Connection, bootstrap: str, job: ConsumerJob) -> None:
+    """Worker: read every partition from the beginning until ``job.records`` records arrived."""
+    consumer = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": "odradek-bench",  # required by librdkafka; partitions are assigned
+            "enable.auto.commit": False,
+            "fetch.max.bytes": 64 * 1024 * 1024,
+            "max.partition.fetch.bytes": 16 * 1024 * 1024,
+        }
+    )
+    metadata = consumer.list_topics(job.topic, timeout=30)
+    partitions = sorted(metadata.topics[job.topic].partitions)
+    connection.send(("ready", None))
+    connection.recv()
+    progress = Progress("consumed", total=job.records)
+    start = time.monotonic()
+    consumer.assign([TopicPartition(job.topic, number, OFFSET_BEGINNING) for number in partitions])
+    while progress.records < job.records:
+        for message in consumer.consume(10_000, 1.0):
+            error = message.error()
+            if error is not None:
+                raise BenchError(str(error))
+            progress.add(1, len(message))
+    seconds = time.monotonic() - start
+    consumer.close()
+    connection.send(("done", Moved(progress.records, progress.size, seconds)))

@@ -1,0 +1,75 @@
+"""A started system under test, whichever it is, and what both systems share."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
+
+from odradek.cli.child_process import wait_until
+
+READY_TIMEOUT_S = 120.0
+
+# Settings both systems get, as Kafka names them: 1 GiB segments, 7 days of
+# retention, and no fsync (both default to leaving flushing to the page cache).
+SHARED_SETTINGS = {
+    "log.segment.bytes": str(1024**3),
+    "log.retention.ms": str(7 * 24 * 3600 * 1000),
+    "log.flush.interval.messages": str(2**63 - 1),
+}
+
+
+@dataclass(frozen=True)
+class RunningSystem:
+    """A ready system: where clients connect and which processes are the brokers.
+
+    ``pids`` are the processes whose CPU time and peak RSS count as the system's
+    (brokers, and etcd for an Odradek cluster); ``ready_seconds`` runs from the
+    first spawn until clients see every broker in Metadata.
+    """
+
+    name: str
+    bootstrap: str
+    pids: tuple[int, ...]
+    broker_pids: tuple[int, ...]
+    ready_seconds: float
+    data_dirs: tuple[Path, ...]
+
+
+def wait_for_brokers(bootstrap: str, brokers: int, timeout: float = READY_TIMEOUT_S) -> None:
+    """Wait until a Metadata request through ``bootstrap`` lists ``brokers`` brokers."""
+    admin = AdminClient({"bootstrap.servers": bootstrap, "log_level": 0})
+
+    def listed() -> bool:
+        try:
+            return len(admin.list_topics(timeout=1.0).brokers) >= brokers
+        except Exception:  # KafkaException while the listener is not up yet
+            time.sleep(0.05)
+            return False
+
+    wait_until(listed, timeout, f"{brokers} broker(s) in Metadata", interval=0.05)
+
+
+def create_topic(
+    bootstrap: str, topic: str, partitions: int, replication: int, configs: Mapping[str, str]
+) -> None:
+    """Create ``topic`` and wait until every partition has a leader with a full ISR."""
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    new_topic = NewTopic(
+        topic, num_partitions=partitions, replication_factor=replication, config=dict(configs)
+    )
+    admin.create_topics([new_topic])[topic].result(timeout=60)
+
+    def settled() -> bool:
+        described = admin.list_topics(topic, timeout=5.0).topics.get(topic)
+        if described is None or described.error is not None:
+            return False
+        states = list(described.partitions.values())
+        return len(states) == partitions and all(
+            state.leader >= 0 and len(state.isrs) == replication for state in states
+        )
+
+    wait_until(settled, READY_TIMEOUT_S, f"topic {topic} with leaders", interval=0.1)
