@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Callable
 
 from odradek.broker.cluster.controller import Controller
 from odradek.broker.cluster.etcd_client import EtcdClient, EtcdError
@@ -39,6 +40,9 @@ class ClusterMembership:
                 max_wait_ms=config.get_int("replica.fetch.wait.max.ms"),
                 max_bytes=config.get_int("replica.fetch.response.max.bytes"),
                 partition_max_bytes=config.get_int("replica.fetch.max.bytes"),
+                throttled_rate=lambda: self.effective_config().get_int(
+                    "follower.replication.throttled.rate"
+                ),
             ),
             replicas.find,
         )
@@ -50,6 +54,8 @@ class ClusterMembership:
             rebalance if config.get_bool("auto.leader.rebalance.enable") else None,
         )
         self._tasks: list[asyncio.Task[None]] = []
+        # The effective (dynamic) configuration, once the broker can resolve it.
+        self.effective_config: Callable[[], BrokerConfig] = lambda: config
         self.isr_shrinks = 0
         self.isr_expands = 0
 

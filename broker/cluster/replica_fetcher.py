@@ -29,6 +29,7 @@ FETCH_VERSION = 12
 EPOCH_VERSION = 4
 LATEST_EPOCH = 2**31 - 1
 RETRY_BACKOFF_S = 0.2
+UNTHROTTLED = 2**63 - 1
 _WAIT_FOR_METADATA = {
     ErrorCode.not_leader_or_follower,
     ErrorCode.fenced_leader_epoch,
@@ -43,6 +44,9 @@ class FetcherSettings:
     max_wait_ms: int = 500
     max_bytes: int = 10 * 1024 * 1024
     partition_max_bytes: int = 1024 * 1024
+    # follower.replication.throttled.rate: bytes/s for partitions this broker is being
+    # added to by a reassignment (read on every fetch: it is a dynamic config).
+    throttled_rate: Callable[[], int] = lambda: UNTHROTTLED
 
 
 class ReplicaFetcherManager:
@@ -203,6 +207,7 @@ class LeaderFetcher:
             },
         )
         waiting = False
+        throttled_bytes = 0
         for topic in response.responses:
             for result in topic.partitions:
                 key = PartitionKey(topic.topic, result.partition_index)
@@ -210,8 +215,13 @@ class LeaderFetcher:
                 if follower is None or key not in self._epochs:
                     continue
                 waiting |= self._apply(key, follower, result)
+                if self._settings.node_id in follower.state.adding:
+                    throttled_bytes += len(result.records or b"")
         if waiting:
             await asyncio.sleep(RETRY_BACKOFF_S)
+        rate = self._settings.throttled_rate()
+        if throttled_bytes and rate < UNTHROTTLED:
+            await asyncio.sleep(throttled_bytes / max(rate, 1))
 
     def _apply(self, key: PartitionKey, partition: Partition, result: Any) -> bool:
         """Apply one partition's fetch result; True if it must wait for metadata."""

@@ -370,6 +370,15 @@ BROKER_CONFIGS = _defs(
         at_least(0),
     ),
     ConfigDef(
+        "follower.replication.throttled.rate",
+        ConfigType.LONG,
+        LONG_MAX,
+        "Bytes per second a broker replicates into partitions it is being added to by a "
+        "reassignment.",
+        at_least(1),
+        dynamic=True,
+    ),
+    ConfigDef(
         "replica.selector.class",
         ConfigType.STRING,
         None,

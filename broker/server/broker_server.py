@@ -85,6 +85,8 @@ class BrokerServer:
         self.context = BrokerContext(
             config, store, replicas, metrics, ProducerIdAllocator(store), groups
         )
+        if self._membership is not None:
+            self._membership.effective_config = self.context_config
         replicas.apply(None, store.image)
         store.subscribe(replicas.apply)
         groups.start()  # after the replicas: it loads the __consumer_offsets partitions they hold
