@@ -48,7 +48,6 @@ class OffsetToCommit:
 class GroupCoordinator:
     def __init__(
         self,
-        node_id: int,
         config: GroupConfig,
         store: MetadataStore,
         replicas: ReplicaManager,
@@ -61,7 +60,7 @@ class GroupCoordinator:
         self._clock = clock
         self.rebalancer = Rebalancer(config, self._persist_group, clock)
         self.catalog = GroupCatalog(
-            node_id,
+            store,
             replicas,
             min_insync,
             config.commit_timeout_ms,
@@ -75,8 +74,7 @@ class GroupCoordinator:
 
     def start(self) -> None:
         """Serve the groups of the partitions this broker leads now and whenever that changes."""
-        self.catalog.on_metadata(None, self._store.image)
-        self._store.subscribe(self.catalog.on_metadata)
+        self.catalog.start()
         self._expiry = asyncio.get_running_loop().create_task(self._expire_offsets_every())
 
     async def stop(self) -> None:
@@ -101,7 +99,7 @@ class GroupCoordinator:
         if group is None:
             if request.member_id != UNKNOWN_MEMBER_ID:
                 return JoinResult(ErrorCode.unknown_member_id, request.member_id)
-            group = self.catalog.groups[group_id] = Group(group_id)
+            group = self.catalog.groups[group_id] = Group(group_id, self._now())
         return await self.rebalancer.join(group, request)
 
     async def sync(self, group_id: str, request: SyncRequest) -> SyncResult:
@@ -136,7 +134,7 @@ class GroupCoordinator:
             if group is None:
                 if generation >= 0:
                     raise KafkaError(ErrorCode.illegal_generation)
-                group = self.catalog.groups[group_id] = Group(group_id, state_timestamp=self._now())
+                group = self.catalog.groups[group_id] = Group(group_id, self._now())
             self._check_commit(group, generation, member_id, group_instance_id)
         except KafkaError as error:
             return dict.fromkeys(offsets, error.code)
@@ -291,7 +289,7 @@ class GroupCoordinator:
                 if expired:
                     await self._write_offsets(group, dict.fromkeys(expired))
                     log.info("group %s: %d offsets expired", group.group_id, len(expired))
-                if group.is_(GroupState.EMPTY) and not group.offsets:
+                if group.is_(GroupState.EMPTY) and not group.offsets and not group.pending_members:
                     await self._remove_group(group)
             except KafkaError as error:
                 log.warning("group %s: expiring offsets failed: %s", group.group_id, error.message)

@@ -16,8 +16,8 @@ TopicPartition = tuple[str, int]
 @dataclass
 class Group:
     group_id: str
-    state: GroupState = GroupState.EMPTY
     state_timestamp: int = -1  # ms since the epoch of the last transition
+    state: GroupState = GroupState.EMPTY
     protocol_type: str | None = None
     protocol_name: str | None = None
     generation: int = 0
@@ -70,9 +70,11 @@ class Group:
 
     def replace_static_member(self, old_id: str, new_id: str) -> Member:
         """Give a static member a new member id, keeping its place and assignment."""
-        member = self.members.pop(old_id)
+        member = self.members[old_id]
         member.member_id = new_id
-        self.members[new_id] = member
+        self.members = {
+            (new_id if key == old_id else key): value for key, value in self.members.items()
+        }
         assert member.group_instance_id is not None
         self.static_members[member.group_instance_id] = new_id
         if self.leader_id == old_id:
@@ -170,8 +172,8 @@ class Group:
         """The group as a new coordinator finds it: Stable if it had members, else Empty."""
         group = cls(
             group_id,
-            GroupState.STABLE if stored.members else GroupState.EMPTY,
             stored.state_timestamp,
+            GroupState.STABLE if stored.members else GroupState.EMPTY,
             stored.protocol_type,
             stored.protocol_name,
             stored.generation,

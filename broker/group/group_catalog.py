@@ -10,11 +10,10 @@ failover is the same path on the new leader.
 from __future__ import annotations
 
 import asyncio
-import enum
 import logging
 from collections.abc import Callable, Iterable, Sequence
 
-from odradek.broker.cluster.metadata_image import MetadataImage
+from odradek.broker.cluster.metadata_store import MetadataStore
 from odradek.broker.cluster.partition import Partition
 from odradek.broker.cluster.replica_manager import ReplicaManager
 from odradek.broker.group.group import Group
@@ -39,87 +38,95 @@ log = logging.getLogger(__name__)
 GroupHook = Callable[[Group], None]
 
 
-class _Load(enum.Enum):
-    LOADING = "loading"
-    LOADED = "loaded"
+class _Ownership:
+    """This broker leads the partition; its groups are served once ``loaded``."""
+
+    loaded = False
 
 
 class GroupCatalog:
     def __init__(
         self,
-        node_id: int,
+        store: MetadataStore,
         replicas: ReplicaManager,
         min_insync: int,
         write_timeout_ms: int,
         on_loaded: GroupHook,
         on_unloaded: GroupHook,
     ) -> None:
-        self._node_id = node_id
+        self._store = store
         self._replicas = replicas
         self._min_insync = min_insync
         self._write_timeout_ms = write_timeout_ms
         self._on_loaded = on_loaded
         self._on_unloaded = on_unloaded
-        self._partition_count = 0
-        self._partitions: dict[int, _Load] = {}
+        self._owned: dict[int, _Ownership] = {}
         self._loads: set[asyncio.Task[None]] = set()
         self.groups: dict[str, Group] = {}
 
     # --- ownership -----------------------------------------------------------------------------
 
-    def on_metadata(self, old: MetadataImage | None, new: MetadataImage) -> None:
-        """Load the partitions this broker now leads, unload those it no longer leads."""
-        topic = new.topics.get(OFFSETS_TOPIC)
-        led = set()
-        if topic is not None:
-            self._partition_count = len(topic.partitions)
-            led = {state.partition for state in topic.partitions if state.leader == self._node_id}
-        for index in sorted(set(self._partitions) - led):
-            self._unload(index)
-        for index in sorted(led - set(self._partitions)):
-            self._partitions[index] = _Load.LOADING
-            task = asyncio.get_running_loop().create_task(self._load(index))
+    def start(self) -> None:
+        """Follow leadership of the offsets partitions, starting with those led now."""
+        self._replicas.on_role_change(self.on_role_change)
+        for partition in self._replicas:
+            self.on_role_change(partition)
+
+    def on_role_change(self, partition: Partition) -> None:
+        """Load a partition this broker now leads, unload one it no longer leads."""
+        if partition.key.topic != OFFSETS_TOPIC:
+            return
+        index = partition.key.partition
+        if partition.is_leader and index not in self._owned:
+            ownership = self._owned[index] = _Ownership()
+            task = asyncio.get_running_loop().create_task(self._load(partition, ownership))
             self._loads.add(task)
             task.add_done_callback(self._loads.discard)
+        elif not partition.is_leader and index in self._owned:
+            self._unload(index)
 
     def partition_of(self, group_id: str) -> int:
-        if not self._partition_count:
-            raise KafkaError(ErrorCode.coordinator_not_available, f"no {OFFSETS_TOPIC} topic yet")
-        return partition_for_group(group_id, self._partition_count)
+        topic = self._store.image.topics.get(OFFSETS_TOPIC)
+        if topic is None:
+            raise KafkaError(ErrorCode.not_coordinator, f"no {OFFSETS_TOPIC} topic yet")
+        return partition_for_group(group_id, len(topic.partitions))
 
     def check_owned(self, group_id: str) -> None:
         """Raise NOT_COORDINATOR or COORDINATOR_LOAD_IN_PROGRESS unless this broker serves it."""
-        status = None
-        if self._partition_count:
-            status = self._partitions.get(self.partition_of(group_id))
-        if status is None:
+        ownership = self._owned.get(self.partition_of(group_id))
+        if ownership is None:
             raise KafkaError(ErrorCode.not_coordinator, f"not the coordinator of {group_id!r}")
-        if status is _Load.LOADING:
+        if not ownership.loaded:
             raise KafkaError(ErrorCode.coordinator_load_in_progress)
 
     @property
     def loading(self) -> bool:
-        return _Load.LOADING in self._partitions.values()
+        return any(not ownership.loaded for ownership in self._owned.values())
 
     def _unload(self, index: int) -> None:
-        del self._partitions[index]
+        del self._owned[index]
         for group_id in [g for g in self.groups if self.partition_of(g) == index]:
             group = self.groups.pop(group_id)
             group.state = GroupState.DEAD
             self._on_unloaded(group)
         log.info("stopped coordinating the groups of %s-%d", OFFSETS_TOPIC, index)
 
-    async def _load(self, index: int) -> None:
-        groups = replay(read_records(self._replicas.get(OFFSETS_TOPIC, index)))
+    async def _load(self, partition: Partition, ownership: _Ownership) -> None:
+        try:
+            groups = replay(read_records(partition))
+        except Exception:
+            # the partition stays "loading": its groups' clients keep retrying, visibly
+            log.exception("cannot load the groups of %s", partition.key)
+            return
         await asyncio.sleep(0)
-        if self._partitions.get(index) is not _Load.LOADING:
+        if self._owned.get(partition.key.partition) is not ownership:
             return  # leadership moved on while reading
         for group in groups:
             self.groups[group.group_id] = group
             self._on_loaded(group)
-        self._partitions[index] = _Load.LOADED
+        ownership.loaded = True
         if groups:
-            log.info("loaded %d groups from %s-%d", len(groups), OFFSETS_TOPIC, index)
+            log.info("loaded %d groups from %s", len(groups), partition.key)
 
     async def close(self) -> None:
         for task in list(self._loads):

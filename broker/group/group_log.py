@@ -7,7 +7,6 @@ a new leader would load it too.
 
 from __future__ import annotations
 
-import asyncio
 import os
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -47,13 +46,7 @@ async def append_records(
     )
     try:
         info = partition.append_as_leader(batch, -1, min_insync)
-        async with asyncio.timeout(timeout_ms / 1000):
-            while partition.high_watermark <= info.last_offset:
-                await partition.wait_for_change()
-    except TimeoutError:
-        raise KafkaError(
-            ErrorCode.coordinator_not_available, "write not replicated in time"
-        ) from None
+        await partition.wait_for_high_watermark(info.last_offset + 1, timeout_ms / 1000)
     except KafkaError as error:
         code = _COORDINATOR_ERRORS.get(error.code, error.code)
         raise KafkaError(code, f"writing to {partition.key}: {error.message}") from None

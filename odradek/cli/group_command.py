@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import enum
 from collections.abc import Iterable, Sequence
 from concurrent.futures import Future
 from typing import Any, TypeVar
@@ -49,6 +50,8 @@ DESCRIBE_COLUMNS = (
 )
 PLAN_COLUMNS = ("GROUP", "TOPIC", "PARTITION", "CURRENT-OFFSET", "NEW-OFFSET")
 _RESETTABLE = (ConsumerGroupState.EMPTY, ConsumerGroupState.DEAD, ConsumerGroupState.UNKNOWN)
+EARLIEST = OffsetSpec.earliest()  # type: ignore[no-untyped-call]
+LATEST = OffsetSpec.latest()  # type: ignore[no-untyped-call]
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -219,13 +222,13 @@ def _list(args: argparse.Namespace) -> int:
     return 0
 
 
-def _state_name(state: ConsumerGroupState) -> str:
+def _state_name(state: enum.Enum) -> str:
     """Kafka's spelling of a state (librdkafka's enum says PREPARING_REBALANCING)."""
-    names = {
+    names: dict[enum.Enum, str] = {
         ConsumerGroupState.PREPARING_REBALANCING: "PreparingRebalance",
         ConsumerGroupState.COMPLETING_REBALANCING: "CompletingRebalance",
     }
-    return names.get(state, state.name.title())
+    return names.get(state) or state.name.title()
 
 
 @command
@@ -252,7 +255,7 @@ def _describe_one(
             owners[(tp.topic, tp.partition)] = member
     committed = _committed(args, admin, group)
     partitions = sorted(owners.keys() | committed.keys())
-    ends = _log_offsets(args, admin, partitions, OffsetSpec.latest())
+    ends = _log_offsets(args, admin, partitions, LATEST)
     members = len(description.members)
     print(
         f"Group {group}: {_state_name(description.state)}, "
@@ -347,8 +350,8 @@ def _targets(
     args: argparse.Namespace, admin: AdminClient, partitions: list[tuple[str, int]]
 ) -> dict[tuple[str, int], int]:
     """The new offset of each partition, kept between the log start and end like Kafka."""
-    earliest = _log_offsets(args, admin, partitions, OffsetSpec.earliest())
-    latest = _log_offsets(args, admin, partitions, OffsetSpec.latest())
+    earliest = _log_offsets(args, admin, partitions, EARLIEST)
+    latest = _log_offsets(args, admin, partitions, LATEST)
     if args.to_earliest:
         return earliest
     if args.to_latest:

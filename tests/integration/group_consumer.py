@@ -167,7 +167,7 @@ def run_confluent(args: argparse.Namespace, report: Reporter) -> None:
         messages = consumer.consume(500, timeout=POLL_TIMEOUT_MS / 1000)
         report.membership(consumer.memberid() or "", [tp.partition for tp in consumer.assignment()])
         batch = [
-            (message.partition(), message.offset(), message.value().decode())
+            (message.partition() or 0, message.offset() or 0, (message.value() or b"").decode())
             for message in messages
             if message.error() is None
         ]

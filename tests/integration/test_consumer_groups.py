@@ -24,7 +24,8 @@ from typing import Any
 import confluent_kafka
 import pytest
 from broker_process import Broker, BrokerFactory, odradek_command, unique_name
-from confluent_kafka.admin import AdminClient, NewTopic
+from cluster_harness import ClusterFactory
+from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
 
 CLIENTS = ("kafka-python", "aiokafka", "confluent-kafka")
 # a short initial delay keeps joins fast; members' sessions are 6 s (group_consumer.py)
@@ -101,10 +102,10 @@ def spawn(tmp_path: Path) -> Iterator[MemberFactory]:
     members: list[Member] = []
 
     def start(
-        client: str, broker: Broker, topic: str, group: str, max_records: int | None = None
+        client: str, bootstrap: str, topic: str, group: str, max_records: int | None = None
     ) -> Member:
         client_id = f"{client}-{len(members)}"
-        args = [client, broker.bootstrap, topic, group, client_id]
+        args = [client, bootstrap, topic, group, client_id]
         if max_records is not None:
             args += ["--max-records", str(max_records)]
         member = Member(args, tmp_path / f"{client_id}.log")
@@ -132,10 +133,10 @@ def create_topic(broker: Broker, partitions: int) -> str:
 
 
 def produce(
-    broker: Broker, topic: str, label: str, per_partition: int, partitions: int
+    bootstrap: str, topic: str, label: str, per_partition: int, partitions: int
 ) -> set[str]:
     """``per_partition`` records on every partition; returns their values."""
-    producer = confluent_kafka.Producer({"bootstrap.servers": broker.bootstrap, "linger.ms": 5})
+    producer = confluent_kafka.Producer({"bootstrap.servers": bootstrap, "linger.ms": 5})
     values = set()
     for index in range(per_partition * partitions):
         value = f"{label}-{index}"
@@ -164,10 +165,10 @@ def test_members_share_partitions_and_take_over_from_leaving_and_dead_ones(
 ) -> None:
     broker = broker_factory(settings=GROUP_SETTINGS)
     topic, group = create_topic(broker, 6), unique_name("group")
-    members = [spawn(client, broker, topic, group) for _ in range(3)]
+    members = [spawn(client, broker.bootstrap, topic, group) for _ in range(3)]
     wait_until(lambda: shares_out(members, 6, busy=3), "three members own two partitions each")
 
-    first = produce(broker, topic, "steady", 20, 6)
+    first = produce(broker.bootstrap, topic, "steady", 20, 6)
     wait_until(lambda: first <= seen(members).keys(), "every record was consumed")
     assert all(seen(members)[value] == 1 for value in first), "a record was delivered twice"
     for member in members:
@@ -176,7 +177,7 @@ def test_members_share_partitions_and_take_over_from_leaving_and_dead_ones(
 
     members[0].close()
     wait_until(lambda: shares_out(members, 6, busy=2), "two members own the closed one's share")
-    second = produce(broker, topic, "after-close", 20, 6)
+    second = produce(broker.bootstrap, topic, "after-close", 20, 6)
     wait_until(lambda: second <= seen(members).keys(), "records after the close were consumed")
 
     members[1].kill()
@@ -186,7 +187,7 @@ def test_members_share_partitions_and_take_over_from_leaving_and_dead_ones(
         "the survivor owns every partition after the killed member's session expired",
         SESSION_EXPIRY_WAIT_S,
     )
-    third = produce(broker, topic, "after-kill", 20, 6)
+    third = produce(broker.bootstrap, topic, "after-kill", 20, 6)
     wait_until(lambda: third <= seen([survivor]).keys(), "records after the kill were consumed")
     assert (first | second | third) <= seen(members).keys(), "a record was lost"
     wait_until(
@@ -202,14 +203,14 @@ def test_two_groups_each_get_the_stream_and_an_idle_member_takes_over(
     broker = broker_factory(settings=GROUP_SETTINGS)
     topic = create_topic(broker, 2)
     group = unique_name("crowded")
-    crowded = [spawn(client, broker, topic, group) for _ in range(3)]
-    other = spawn(client, broker, topic, unique_name("other"))
+    crowded = [spawn(client, broker.bootstrap, topic, group) for _ in range(3)]
+    other = spawn(client, broker.bootstrap, topic, unique_name("other"))
     wait_until(
         lambda: shares_out(crowded, 2, busy=2) and all(m.snapshot()[0] for m in crowded),
         "two of three members own a partition and the third is idle",
     )
 
-    values = produce(broker, topic, "both", 20, 2)
+    values = produce(broker.bootstrap, topic, "both", 20, 2)
     wait_until(lambda: values <= seen(crowded).keys(), "the crowded group got the stream")
     wait_until(lambda: values <= seen([other]).keys(), "the other group got the stream")
     idle = next(member for member in crowded if not member.snapshot()[1])
@@ -221,7 +222,7 @@ def test_two_groups_each_get_the_stream_and_an_idle_member_takes_over(
         "the idle member took over the killed member's partition",
         SESSION_EXPIRY_WAIT_S,
     )
-    later = produce(broker, topic, "later", 10, 2)
+    later = produce(broker.bootstrap, topic, "later", 10, 2)
     wait_until(lambda: later <= seen(crowded).keys(), "records after the kill were consumed")
 
 
@@ -232,15 +233,15 @@ def test_a_restarted_member_resumes_from_offsets_committed_before_a_broker_resta
     broker = broker_factory(settings=GROUP_SETTINGS)
     topic, group = create_topic(broker, 3), unique_name("resume")
     consumed: set[str] = set()
-    batch = produce(broker, topic, "first", 10, 3)
+    batch = produce(broker.bootstrap, topic, "first", 10, 3)
     for restart in ("kill", "stop", None):
-        member = spawn(client, broker, topic, group)
+        member = spawn(client, broker.bootstrap, topic, group)
         _read_and_commit(member, batch, consumed)
         consumed |= batch
         member.close()
         if restart is not None:
             broker.restart(clean=restart == "stop")
-            batch = produce(broker, topic, f"after-{restart}", 10, 3)
+            batch = produce(broker.bootstrap, topic, f"after-{restart}", 10, 3)
 
 
 def _read_and_commit(member: Member, batch: set[str], before: set[str]) -> None:
@@ -257,11 +258,11 @@ def test_group_describe_shows_what_the_members_see(
 ) -> None:
     broker = broker_factory(settings=GROUP_SETTINGS)
     topic, group = create_topic(broker, 4), unique_name("described")
-    members = [spawn(client, broker, topic, group, max_records=1) for _ in range(2)]
+    members = [spawn(client, broker.bootstrap, topic, group, max_records=1) for _ in range(2)]
     wait_until(lambda: shares_out(members, 4, busy=2), "two members own two partitions each")
-    produce(broker, topic, "first", 10, 4)
+    produce(broker.bootstrap, topic, "first", 10, 4)
     wait_until(lambda: all(m.snapshot()[3] for m in members), "each member committed a batch")
-    produce(broker, topic, "more", 2, 4)  # nobody consumes these: lag for every partition
+    produce(broker.bootstrap, topic, "more", 2, 4)  # nobody consumes these: lag for every partition
 
     rows = _describe(broker, group)
     expected = {}
@@ -309,3 +310,41 @@ def _describe(broker: Broker, group: str) -> list[dict[str, Any]]:
     assert lines[0].startswith(f"Group {group}: Stable, ") and "2 member(s)" in lines[0], lines
     header = lines[1].split()
     return [dict(zip(header, line.split(), strict=True)) for line in lines[2:]]
+
+
+def test_a_new_coordinator_loads_the_group_when_the_old_one_dies(
+    cluster_factory: ClusterFactory, spawn: MemberFactory
+) -> None:
+    cluster = cluster_factory(3, settings={**GROUP_SETTINGS, "offsets.topic.num.partitions": "3"})
+    bootstrap = cluster.bootstrap
+    topic, group = cluster.create_topic(3), unique_name("failover")
+    first = spawn("confluent-kafka", bootstrap, topic, group)
+    wait_until(lambda: first.snapshot()[1] == [0, 1, 2], "the member owns every partition")
+    before = produce(bootstrap, topic, "before", 10, 3)
+    wait_until(lambda: sum(first.snapshot()[3].values()) == 30, "the member committed them")
+
+    admin = AdminClient({"bootstrap.servers": bootstrap, "log_level": 0})
+    old = _coordinator(admin, group)
+    cluster.kill(old)
+    cluster.wait_until(lambda: _coordinator(admin, group) != old, "another broker coordinates")
+    assert _committed(admin, group) == dict.fromkeys(range(3), 10), "committed offsets were lost"
+
+    # a second member forces a rebalance: partitions move and their new owners start
+    # from the offsets the new coordinator loaded, so nothing before them comes back
+    second = spawn("confluent-kafka", bootstrap, topic, group)
+    wait_until(lambda: shares_out([first, second], 3, busy=2), "both members own partitions")
+    after = produce(bootstrap, topic, "after", 10, 3)
+    wait_until(lambda: after <= seen([first, second]).keys(), "both consumed the new records")
+    assert all(seen([first, second])[value] == 1 for value in before), "re-read committed records"
+    wait_until(lambda: _committed(admin, group) == dict.fromkeys(range(3), 20), "commits went on")
+
+
+def _coordinator(admin: AdminClient, group: str) -> int:
+    description = admin.describe_consumer_groups([group])[group].result(WAIT_S)
+    return int(description.coordinator.id)
+
+
+def _committed(admin: AdminClient, group: str) -> dict[int, int]:
+    request = [confluent_kafka.ConsumerGroupTopicPartitions(group)]
+    found = admin.list_consumer_group_offsets(request)[group].result(WAIT_S)
+    return {tp.partition: tp.offset for tp in found.topic_partitions}
