@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
-from odradek.broker.cluster.metadata_image import BrokerRegistration
+from odradek.broker.cluster.metadata_image import BrokerRegistration, TopicMetadata
 from odradek.broker.cluster.metadata_store import MetadataStore
 from odradek.broker.cluster.replica_manager import ReplicaManager
 from odradek.broker.group.consumer_protocol import CONSUMER_PROTOCOL_TYPE
@@ -23,7 +23,7 @@ from odradek.broker.group.group_config import GroupConfig
 from odradek.broker.group.group_state import GroupState
 from odradek.broker.group.member import JoinResult, SyncResult
 from odradek.broker.group.offsets_retention import expired_offsets
-from odradek.broker.group.offsets_topic import find_group_coordinator
+from odradek.broker.group.offsets_topic import ensure_offsets_topic, find_group_coordinator
 from odradek.broker.group.rebalance import UNKNOWN_MEMBER_ID, JoinRequest, Rebalancer, SyncRequest
 from odradek.broker.group.record_format import (
     CommittedOffset,
@@ -88,6 +88,9 @@ class GroupCoordinator:
 
     async def find_coordinator(self, group_id: str) -> BrokerRegistration:
         return await find_group_coordinator(self._store, self.config, group_id)
+
+    async def ensure_offsets_topic(self) -> TopicMetadata:
+        return await ensure_offsets_topic(self._store, self.config)
 
     # --- membership ----------------------------------------------------------------------------
 

@@ -68,21 +68,25 @@ def _next_offsets(batch: Batch) -> dict[int, int]:
     return offsets
 
 
+def _python_client_config(args: argparse.Namespace) -> dict[str, Any]:
+    """The consumer settings kafka-python and aiokafka spell the same way."""
+    return {
+        "bootstrap_servers": args.bootstrap,
+        "group_id": args.group,
+        "client_id": args.client_id,
+        "auto_offset_reset": "earliest",
+        "enable_auto_commit": False,
+        "session_timeout_ms": SESSION_TIMEOUT_MS,
+        "heartbeat_interval_ms": HEARTBEAT_INTERVAL_MS,
+    }
+
+
 def run_kafka_python(args: argparse.Namespace, report: Reporter) -> None:
     import kafka
     from kafka.errors import KafkaError
     from kafka.structs import OffsetAndMetadata, TopicPartition
 
-    consumer = kafka.KafkaConsumer(
-        args.topic,
-        bootstrap_servers=args.bootstrap,
-        group_id=args.group,
-        client_id=args.client_id,
-        auto_offset_reset="earliest",
-        enable_auto_commit=False,
-        session_timeout_ms=SESSION_TIMEOUT_MS,
-        heartbeat_interval_ms=HEARTBEAT_INTERVAL_MS,
-    )
+    consumer = kafka.KafkaConsumer(args.topic, **_python_client_config(args))
     while not report.stopping:
         polled = consumer.poll(timeout_ms=POLL_TIMEOUT_MS)
         generation = consumer._coordinator._generation
@@ -114,16 +118,7 @@ def run_aiokafka(args: argparse.Namespace, report: Reporter) -> None:
 
     async def main() -> None:
         asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, _stop, report)
-        consumer = aiokafka.AIOKafkaConsumer(
-            args.topic,
-            bootstrap_servers=args.bootstrap,
-            group_id=args.group,
-            client_id=args.client_id,
-            auto_offset_reset="earliest",
-            enable_auto_commit=False,
-            session_timeout_ms=SESSION_TIMEOUT_MS,
-            heartbeat_interval_ms=HEARTBEAT_INTERVAL_MS,
-        )
+        consumer = aiokafka.AIOKafkaConsumer(args.topic, **_python_client_config(args))
         await consumer.start()
         while not report.stopping:
             polled = await consumer.getmany(timeout_ms=POLL_TIMEOUT_MS)

@@ -25,7 +25,15 @@ import confluent_kafka
 import pytest
 from broker_process import Broker, BrokerFactory, odradek_command, unique_name
 from cluster_harness import ClusterFactory
-from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
+from confluent_kafka.admin import (  # type: ignore[attr-defined]
+    AdminClient,
+    ConfigResource,
+    NewTopic,
+    ResourceType,
+)
+from kafka_wire import WireClient
+
+from odradek.broker.group.group_partition import OFFSETS_TOPIC
 
 CLIENTS = ("kafka-python", "aiokafka", "confluent-kafka")
 # a short initial delay keeps joins fast; members' sessions are 6 s (group_consumer.py)
@@ -348,3 +356,18 @@ def _committed(admin: AdminClient, group: str) -> dict[int, int]:
     request = [confluent_kafka.ConsumerGroupTopicPartitions(group)]
     found = admin.list_consumer_group_offsets(request)[group].result(WAIT_S)
     return {tp.partition: tp.offset for tp in found.topic_partitions}
+
+
+def test_metadata_for_the_offsets_topic_creates_it_with_its_own_layout(
+    broker_factory: BrokerFactory,
+) -> None:
+    broker = broker_factory(settings={"offsets.topic.num.partitions": "7"})
+    with WireClient.to(broker.bootstrap) as wire:
+        (topic,) = wire.metadata([OFFSETS_TOPIC], auto_create=True).topics
+        listed = {item.name for item in wire.metadata(None).topics}
+    assert (len(topic.partitions), topic.is_internal) == (7, True)
+    assert OFFSETS_TOPIC not in listed, "internal topics are hidden from 'all topics'"
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+    resource = ConfigResource(ResourceType.TOPIC, OFFSETS_TOPIC)
+    configs = admin.describe_configs([resource])[resource].result(15)
+    assert configs["cleanup.policy"].value == "compact"

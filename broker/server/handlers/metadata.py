@@ -6,6 +6,7 @@ from collections.abc import Collection
 from typing import Any
 
 from odradek.broker.cluster.metadata_image import MetadataImage, TopicMetadata
+from odradek.broker.group.group_partition import OFFSETS_TOPIC
 from odradek.broker.protocol.errors import ErrorCode, KafkaError
 from odradek.broker.protocol.framing import Request
 from odradek.broker.server.context import BrokerContext
@@ -54,7 +55,12 @@ async def _lookup(context: BrokerContext, item: Any, auto_create: bool) -> dict[
     topic = image.topics.get(name) if name is not None else None
     if topic is None and name is not None and auto_create:
         try:
-            topic = await create_topic(context, name)
+            # the offsets topic has its own layout and configs, whoever asks for it first
+            topic = (
+                await context.groups.ensure_offsets_topic()
+                if name == OFFSETS_TOPIC
+                else await create_topic(context, name)
+            )
         except KafkaError as error:
             if error.code is not ErrorCode.topic_already_exists:
                 return _error_entry(name, error.code)
