@@ -7,6 +7,7 @@ PACKAGE_DIRS = {
     "odradek.broker": "broker",
     "odradek.operator": "operator",
     "odradek.spark": "spark",
+    "odradek.mirror": "mirror",
 }
 
 packages = []

@@ -1,0 +1,147 @@
+"""The target side: an idempotent producer (acks=all) draining the record queue.
+
+Each source record is produced with its key, value, headers and timestamp,
+plus a provenance header, to the same partition when the partition counts
+match (else the key decides, with Kafka's murmur2). A delivery report marks
+the source offset acknowledged, feeds the offset translation and the metrics;
+a failed delivery (after the producer's own retries) stops the mirror, since
+nothing past it may be committed.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import threading
+import time
+from collections.abc import Mapping
+from typing import Any, cast
+
+from confluent_kafka import TIMESTAMP_NOT_AVAILABLE, KafkaError, Message, Producer
+
+from .ack_tracker import AckTracker
+from .metrics import MirrorMetrics
+from .offset_translation import OffsetMaps
+from .provenance import Headers, Provenance, originates_from
+from .record_queue import RecordQueue
+from .topic_sync import MirroredTopic
+
+log = logging.getLogger(__name__)
+POLL_S = 0.05
+
+
+class TargetWriter:
+    """Runs in its own thread; ``failure`` is set (a sentence) when mirroring must stop."""
+
+    def __init__(
+        self,
+        producer_config: Mapping[str, Any],
+        source_alias: str,
+        target_alias: str,
+        queue: RecordQueue[Message],
+        tracker: AckTracker,
+        offsets: OffsetMaps,
+        metrics: MirrorMetrics,
+    ) -> None:
+        self.producer = Producer(dict(producer_config))
+        self.source_alias = source_alias
+        self.target_alias = target_alias
+        self.queue = queue
+        self.tracker = tracker
+        self.offsets = offsets
+        self.metrics = metrics
+        self.routes: Mapping[str, MirroredTopic] = {}
+        """Source topic -> mirror; replaced whole by the rescan, read per record here."""
+        self.failure: str | None = None
+        self.acknowledged = 0
+        """Records the target acknowledged since the start."""
+        self.stopping = threading.Event()
+        self.thread = threading.Thread(target=self._run, name="mirror-writer", daemon=True)
+
+    def start(self) -> None:
+        self.thread.start()
+
+    def idle(self) -> bool:
+        """Nothing queued, in hand or awaiting the target's acknowledgement."""
+        return self.queue.unfinished() == 0 and self.tracker.pending() == 0
+
+    def stop(self, timeout: float) -> None:
+        """Finish what is queued, wait for acknowledgements, then stop."""
+        self.stopping.set()
+        self.thread.join(timeout)
+
+    def _run(self) -> None:
+        while not (self.stopping.is_set() and self.queue.unfinished() == 0):
+            batch = self.queue.get(POLL_S)
+            if batch:
+                for message in batch:
+                    self._send(message)
+                self.queue.done(len(batch))
+            self.producer.poll(0)
+            self.metrics.queue.set(len(self.queue))
+        self.producer.flush(30)
+
+    def _send(self, message: Message) -> None:
+        topic = str(message.topic())
+        partition = int(message.partition())  # type: ignore[arg-type]
+        offset = int(message.offset())  # type: ignore[arg-type]
+        key = (topic, partition)
+        self.tracker.dispatched(key, offset)
+        headers = cast(Headers | None, message.headers())
+        if originates_from(headers, self.target_alias):
+            self.tracker.acknowledged(key, offset)
+            self.metrics.skipped.labels(topic).inc()
+            return
+        route = self.routes.get(topic)
+        if route is None:
+            self._fail(f"no target topic is known for source topic {topic}")
+            return
+        provenance = Provenance(self.source_alias, topic, partition, offset).header()
+        kind, timestamp = message.timestamp()
+        options: dict[str, Any] = {"headers": [*(headers or ()), provenance]}
+        if kind != TIMESTAMP_NOT_AVAILABLE:
+            options["timestamp"] = timestamp
+        if route.preserves_partitions:
+            options["partition"] = partition
+        value, record_key = message.value(), message.key()
+        size = len(value or b"") + len(record_key or b"")
+        report = functools.partial(
+            self._delivered, key, offset, timestamp, size, route.preserves_partitions
+        )
+        while True:
+            try:
+                self.producer.produce(
+                    route.target_topic, value, record_key, on_delivery=report, **options
+                )
+                return
+            except BufferError:  # the producer's own queue is full: wait for acks
+                self.producer.poll(POLL_S)
+
+    def _delivered(
+        self,
+        source: tuple[str, int],
+        offset: int,
+        timestamp: int,
+        size: int,
+        track_offsets: bool,
+        error: KafkaError | None,
+        message: Message,
+    ) -> None:
+        topic = source[0]
+        if error is not None:
+            self.metrics.errors.labels("produce").inc()
+            self._fail(f"the target refused record {topic}/{source[1]}@{offset}: {error.str()}")
+            return
+        self.tracker.acknowledged(source, offset)
+        self.acknowledged += 1
+        if track_offsets:
+            self.offsets.record(source, offset, int(message.offset()))  # type: ignore[arg-type]
+        self.metrics.records.labels(topic).inc()
+        self.metrics.bytes.labels(topic).inc(size)
+        if timestamp > 0:
+            self.metrics.latency.labels(topic).observe(max(0.0, time.time() - timestamp / 1000))
+
+    def _fail(self, reason: str) -> None:
+        if self.failure is None:
+            self.failure = reason
+            log.error("Mirroring stops: %s.", reason)
