@@ -168,7 +168,9 @@ class GroupCoordinator:
             raise KafkaError(ErrorCode.unknown_member_id)
         if generation != group.generation:
             raise KafkaError(ErrorCode.illegal_generation)
-        self.rebalancer.heartbeat(group, member_id, group_instance_id, generation)
+        # a commit counts as a heartbeat, and is allowed while the group prepares to
+        # rebalance: members commit what they processed before giving partitions up
+        self.rebalancer.keep_alive(group, member)
 
     def _validate_offsets(
         self, offsets: Mapping[TopicPartition, OffsetToCommit]
@@ -263,17 +265,18 @@ class GroupCoordinator:
         await self._remove_group(group)
 
     async def _remove_group(self, group: Group) -> None:
-        """Tombstone the group and its offsets, then forget it."""
+        """Forget the group, then tombstone it and its offsets."""
         records = [
             (encode_key(OffsetKey(group.group_id, topic, partition)), None)
             for topic, partition in group.offsets
         ]
         records.append((encode_key(GroupKey(group.group_id)), None))
-        await self.catalog.write(group.group_id, records)
+        # Dead before the write, so that no queued group write lands after the tombstones
         group.transition(GroupState.DEAD, self._now())
         self.rebalancer.forget(group, ErrorCode.coordinator_not_available)
         if self.catalog.groups.get(group.group_id) is group:
             del self.catalog.groups[group.group_id]
+        await self.catalog.write(group.group_id, records)
         log.info("group %s deleted", group.group_id)
 
     # --- offset expiry -------------------------------------------------------------------------
@@ -329,7 +332,9 @@ class GroupCoordinator:
         return group
 
     async def _persist_group(self, group: Group) -> None:
-        await self.catalog.persist_group(group)
+        # a write queued before the group was deleted or unloaded must not bring it back
+        if self.catalog.groups.get(group.group_id) is group:
+            await self.catalog.persist_group(group)
 
     def _now(self) -> int:
         return int(self._clock() * 1000)

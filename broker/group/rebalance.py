@@ -420,6 +420,10 @@ class Rebalancer:
 
     # --- timers --------------------------------------------------------------------------------
 
+    def keep_alive(self, group: Group, member: Member) -> None:
+        """Restart the member's session, as a heartbeat does."""
+        self._schedule_session(group, member)
+
     def _schedule_session(self, group: Group, member: Member) -> None:
         member.cancel_session_timer()
         member.session_timer = asyncio.get_running_loop().call_later(
