@@ -202,7 +202,8 @@ def test_writer_takes_the_columns_of_sparks_kafka_sink(broker: Broker) -> None:
     ]
     df = spark_session().createDataFrame(
         rows,
-        "key string, value binary, partition int, headers array<struct<key: string, value: binary>>",
+        "key string, value binary, partition int,"
+        " headers array<struct<key: string, value: binary>>",
     )
     df.write.format("odradek").option("kafka.bootstrap.servers", broker.bootstrap).option(
         "topic", topic
