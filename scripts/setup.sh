@@ -47,4 +47,8 @@ if [ ! -x "${CACHE}/bin/helm-${HELM_VERSION}" ]; then
   mv "${CACHE}/bin/helm" "${CACHE}/bin/helm-${HELM_VERSION}"
 fi
 ln -sf "helm-${HELM_VERSION}" "${CACHE}/bin/helm"
+
+# kube-apiserver and kube-controller-manager for tests/e2e, built from the Go module proxy
+# once (tens of minutes on a busy 2-core machine; docs/operator-testing.md), then cached.
+say "Kubernetes control-plane binaries in $(bash tests/e2e/kube_binaries.sh)"
 say "ready"
