@@ -16,11 +16,11 @@ ruff format --check .
 tree="$(mktemp -d)"
 trap 'rm -rf "${tree}"' EXIT
 cp -r odradek "${tree}/odradek"
-folders=(broker operator mirror)  # the top-level folders setup.py maps into odradek.*
+folders=(broker operator mirror spark)  # the top-level folders setup.py maps into odradek.*
 for folder in "${folders[@]}"; do
   cp -r "${folder}" "${tree}/odradek/${folder}"
 done
-to_repo_paths() { sed -E "s#^odradek/(broker|operator|mirror)/#\1/#"; }
+to_repo_paths() { sed -E "s#^odradek/(broker|operator|mirror|spark)/#\1/#"; }
 
 step "mypy (strict)"
 if ! (cd "${tree}" && mypy --config-file "${root}/pyproject.toml" odradek) 2>&1 | to_repo_paths; then

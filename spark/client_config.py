@@ -9,7 +9,9 @@ from collections.abc import Mapping
 READER_GROUP_ID = "odradek-spark-reader"
 
 
-def admin_config(bootstrap_servers: str, settings: Mapping[str, str]) -> dict[str, str]:
+def admin_config(
+    bootstrap_servers: str, settings: Mapping[str, str]
+) -> dict[str, str | int | float | bool]:
     return {**settings, "bootstrap.servers": bootstrap_servers}
 
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 import confluent_kafka
-from confluent_kafka.admin import AdminClient, OffsetSpec
+from confluent_kafka.admin import AdminClient
+from confluent_kafka.admin._listoffsets import OffsetSpec
 
 from odradek.spark.client_config import admin_config
 from odradek.spark.offsets import PartitionOffsets, TopicPartition
@@ -32,11 +33,11 @@ class OffsetLookup:
 
     def earliest(self, partitions: Sequence[TopicPartition]) -> PartitionOffsets:
         """Each partition's log start offset."""
-        return self._list_offsets(partitions, OffsetSpec.earliest())
+        return self._list_offsets(partitions, OffsetSpec.earliest())  # type: ignore[no-untyped-call]
 
     def latest(self, partitions: Sequence[TopicPartition]) -> PartitionOffsets:
         """Each partition's high watermark."""
-        return self._list_offsets(partitions, OffsetSpec.latest())
+        return self._list_offsets(partitions, OffsetSpec.latest())  # type: ignore[no-untyped-call]
 
     def at_timestamp(
         self, partitions: Sequence[TopicPartition], timestamp_ms: int

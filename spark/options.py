@@ -171,7 +171,7 @@ def _subscription(opts: Mapping[str, str]) -> Subscription:
 
 def _assigned_partitions(text: str) -> tuple[TopicPartition, ...]:
     data = _json_object(text, "assign", 'e.g. {"topicA": [0, 1]}')
-    partitions = []
+    partitions: list[TopicPartition] = []
     for topic, numbers in data.items():
         if not isinstance(numbers, list) or not all(_is_int(n) and n >= 0 for n in numbers):
             raise OptionError(f"option 'assign': topic {topic!r} needs a list of partitions")

@@ -102,7 +102,7 @@ class _RangeRead:
             offset,
             timestamp_type,
             timestamp_ms,
-            message.headers() if self.settings.include_headers else None,
+            message.headers() if self.settings.include_headers else None,  # type: ignore[arg-type]
         )
         self.next_offset = offset + 1
 

@@ -7,8 +7,9 @@ task. Like Spark's Kafka sink the guarantee is at-least-once.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from confluent_kafka import KafkaError, KafkaException, Message, Producer
 from pyspark.sql import Row
@@ -18,6 +19,9 @@ from odradek.spark.client_config import producer_config
 from odradek.spark.options import WriteOptions
 
 FLUSH_TIMEOUT_S = 120.0
+UNASSIGNED_PARTITION = -1  # librdkafka: let the partitioner choose
+
+DeliveryCallback = Callable[[KafkaError | None, Message], None]
 
 
 @dataclass
@@ -53,19 +57,20 @@ def write_rows(rows: Iterator[Row], options: WriteOptions) -> WrittenRecords:
 
 
 def _produce(
-    producer: Producer, topic: str, fields: dict[str, object], on_delivery: object
+    producer: Producer, topic: str, fields: dict[str, Any], on_delivery: DeliveryCallback
 ) -> None:
-    kwargs: dict[str, object] = {"value": _bytes(fields["value"]), "on_delivery": on_delivery}
-    if fields.get("key") is not None:
-        kwargs["key"] = _bytes(fields["key"])
-    if fields.get("partition") is not None:
-        kwargs["partition"] = fields["partition"]
     headers = fields.get("headers")
-    if headers:
-        kwargs["headers"] = [(h["key"], h["value"]) for h in headers]  # type: ignore[attr-defined]
+    partition = fields.get("partition")
     while True:
         try:
-            producer.produce(topic, **kwargs)
+            producer.produce(
+                topic,
+                value=_bytes(fields["value"]),
+                key=_bytes(fields.get("key")),
+                partition=UNASSIGNED_PARTITION if partition is None else partition,
+                on_delivery=on_delivery,
+                headers=[(h["key"], h["value"]) for h in headers] if headers else None,
+            )
             return
         except BufferError:
             producer.poll(0.1)  # local queue full: let deliveries drain

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import argparse
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from itertools import islice
+from typing import Protocol
 
 from confluent_kafka import KafkaError, Message, Producer
 
@@ -29,7 +30,17 @@ from odradek.spark.pipelines.clickstream import page_views
 from odradek.spark.pipelines.host_metrics import metric_samples
 
 DEFAULT_RATE = 100.0
-GENERATORS = {"clickstream": page_views, "metrics": metric_samples}
+
+
+class _Event(Protocol):
+    def key(self) -> bytes: ...
+    def encode(self) -> bytes: ...
+
+
+GENERATORS: dict[str, Callable[[int, int, float], Iterator[_Event]]] = {
+    "clickstream": page_views,
+    "metrics": metric_samples,
+}
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
