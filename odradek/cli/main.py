@@ -17,6 +17,7 @@ def _registrars() -> list[_Registrar]:
         broker_command,
         cluster_command,
         consume_command,
+        demo_command,
         group_command,
         produce_command,
         topic_command,
@@ -27,6 +28,7 @@ def _registrars() -> list[_Registrar]:
         topic_command.register,
         produce_command.register,
         consume_command.register,
+        demo_command.register,
         group_command.register,
         cluster_command.register,
     ]
