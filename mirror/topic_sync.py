@@ -169,7 +169,8 @@ class TopicSync:
             found[resource.name] = {
                 name: str(entry.value)
                 for name, entry in entries.items()
-                if entry.source == ConfigSource.DYNAMIC_TOPIC_CONFIG and entry.value is not None
+                if ConfigSource(entry.source) == ConfigSource.DYNAMIC_TOPIC_CONFIG
+                and entry.value is not None
             }
         return found
 
