@@ -25,6 +25,7 @@ from pathlib import Path
 
 from compare_chart import write_chart
 from compare_report import Sample, markdown_table, read_json, update_markdown, write_json
+from java_clients import java_consume, java_produce, write_payloads
 from kafka_dist import KAFKA_VERSION
 from kafka_system import kafka_cluster
 from load_workers import (
@@ -45,7 +46,7 @@ from workloads import MIB, WORKLOADS, Workload, quick
 ROOT = Path(__file__).resolve().parent.parent
 TOPIC = "bench"
 WARM_UP_TOPIC = "warm-up"
-WARM_UP_BYTES = 32 * MIB
+WARM_UP_BYTES = 64 * MIB
 LATENCY_LOAD = 0.5
 Starter = Callable[[Path, int], AbstractContextManager[RunningSystem]]
 
@@ -157,7 +158,7 @@ def _run(
         _log(f"{system} ready in {running.ready_seconds:.1f} s at {running.bootstrap}")
         configs = {"min.insync.replicas": "2"} if workload.replication > 1 else {}
         create_topic(running.bootstrap, TOPIC, workload.partitions, workload.replication, configs)
-        phases = list(_phases(workload, running, rates))
+        phases = list(_phases(workload, running, rates, Path(tmp)))
         peak_rss = max(peak_rss_bytes(pid) for pid in running.broker_pids)
     samples = []
     for phase, result in phases:
@@ -190,7 +191,7 @@ def _run(
 
 
 def _phases(
-    workload: Workload, running: RunningSystem, rates: dict[tuple[str, str], float]
+    workload: Workload, running: RunningSystem, rates: dict[tuple[str, str], float], workdir: Path
 ) -> Iterator[tuple[str, PhaseResult]]:
     job = ProducerJob(
         TOPIC,
@@ -211,6 +212,12 @@ def _phases(
         paced = replace(job, records=int(rate * workload.seconds), rate=rate)
         _log(f"pacing at {rate:,.0f} records/s for {workload.seconds:g} s")
         yield "produce", run_phase("paced", produce_paced, bootstrap, paced, pids)
+        return
+    if workload.kind == "java":
+        payloads = write_payloads(workdir / "payloads.txt", workload.record_size)
+        yield "produce (Java)", java_produce(bootstrap, job, payloads, pids)
+        reader = ConsumerJob(TOPIC, job.records)
+        yield "consume (Java)", java_consume(bootstrap, reader, workload.record_size, pids)
         return
     yield "produce", run_phase("produce", produce, bootstrap, job, pids)
     read = "catch-up read" if workload.kind == "catch-up" else "consume"

@@ -15,7 +15,8 @@ class Workload:
     ``kind``: ``throughput`` produces ``size`` bytes as fast as possible and then
     consumes them; ``latency`` produces at half the records/s the system reached
     on the ``throughput`` workload ``paced_from`` in the same round, for
-    ``seconds``; ``catch-up`` writes a ``size`` backlog and reads it all back.
+    ``seconds``; ``catch-up`` writes a ``size`` backlog and reads it all back;
+    ``java`` is ``throughput`` with Kafka's own perf-test clients.
     """
 
     name: str
@@ -57,6 +58,7 @@ WORKLOADS = (
     Workload("1MiB-batches", batch_size=MIB),
     Workload("acks-all", acks="all"),
     Workload("latency-50%", kind="latency", paced_from=HEADLINE.name),
+    Workload("java-clients", kind="java"),
     Workload("catch-up", kind="catch-up", batch_size=MIB, size=2048 * MIB),
     Workload("replicated", acks="all", nodes=3),
 )
