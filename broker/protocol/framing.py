@@ -7,6 +7,7 @@ still yields a correlation id to answer); the body goes to kio's native reader.
 
 from __future__ import annotations
 
+import functools
 import io
 import struct
 from dataclasses import dataclass
@@ -16,6 +17,10 @@ from kio.index import load_request_schema, load_response_schema
 from kio.serial import entity_reader, entity_writer
 
 from odradek.broker.protocol.tagged_fields import skip_tagged_fields
+
+# kio resolves a schema by importing it by name (~30 us); every request needs one or two.
+request_schema = functools.cache(load_request_schema)
+response_schema = functools.cache(load_response_schema)
 
 _HEAD = struct.Struct(">hhi")
 _INT16 = struct.Struct(">h")
@@ -63,14 +68,14 @@ def read_header(frame: bytes, flexible: bool | None = None) -> RequestHeader:
 
 
 def is_flexible_request(api_key: int, api_version: int) -> bool:
-    schema = load_request_schema(api_key, api_version)
+    schema = request_schema(api_key, api_version)
     return bool(schema.__header_schema__.__flexible__)
 
 
 def decode_request(frame: bytes) -> Request:
     """Decode a whole frame (without its size prefix) whose API/version is supported."""
     header = read_header(frame)
-    schema = load_request_schema(header.api_key, header.api_version)
+    schema = request_schema(header.api_key, header.api_version)
     header = read_header(frame, bool(schema.__header_schema__.__flexible__))
     try:
         body, _ = entity_reader(schema)(frame, header.body_offset)
@@ -96,7 +101,7 @@ def _decode_ignoring_unknown_tags(schema: Any, frame: bytes, offset: int) -> Any
 
 def encode_response(api_key: int, api_version: int, correlation_id: int, body: Any) -> bytes:
     """The whole response frame (size prefix included) for ``body``."""
-    schema = load_response_schema(api_key, api_version)
+    schema = response_schema(api_key, api_version)
     buffer = io.BytesIO()
     buffer.write(b"\0\0\0\0")
     buffer.write(_INT32.pack(correlation_id))
@@ -108,10 +113,6 @@ def encode_response(api_key: int, api_version: int, correlation_id: int, body: A
     return bytes(frame)
 
 
-def response_schema(api_key: int, api_version: int) -> Any:
-    return load_response_schema(api_key, api_version)
-
-
 __all__ = [
     "SIZE",
     "MalformedRequest",
@@ -121,5 +122,6 @@ __all__ = [
     "encode_response",
     "is_flexible_request",
     "read_header",
+    "request_schema",
     "response_schema",
 ]
