@@ -13,10 +13,10 @@ from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
 from odradek.broker.protocol.varint import write_uvarint
+from odradek.broker.protocol.wire_primitives import array_length, string
 
 T = TypeVar("T")
 
-_I16 = struct.Struct(">h")
 _I32 = struct.Struct(">i")
 _TOP_V7 = struct.Struct(">ihi")  # throttle_time, error_code, session_id
 _PARTITION_HEAD = struct.Struct(">ihqq")  # index, error_code, high_watermark, last_stable_offset
@@ -53,10 +53,10 @@ def encode_fetch_response(
         out += _TOP_V7.pack(0, error_code, session_id)
     else:
         out += _I32.pack(0)
-    out += _array_length(len(topics), flexible)
+    out += array_length(len(topics), flexible)
     for topic in topics:
-        out += _string(topic.name, flexible)
-        out += _array_length(len(topic.partitions), flexible)
+        out += string(topic.name, flexible)
+        out += array_length(len(topic.partitions), flexible)
         for partition in topic.partitions:
             out += _PARTITION_HEAD.pack(
                 partition.partition_index,
@@ -66,7 +66,7 @@ def encode_fetch_response(
             )
             if version >= 5:
                 out += _I64.pack(partition.log_start_offset)
-            out += _array_length(0, flexible)  # aborted transactions: none
+            out += array_length(0, flexible)  # aborted transactions: none
             if version >= 11:
                 out += _I32.pack(partition.preferred_read_replica)
             if flexible:
@@ -85,14 +85,3 @@ def encode_fetch_response(
         out += b"\0"  # response tagged fields
     chunks.append(bytes(out))
     return chunks
-
-
-def _array_length(count: int, flexible: bool) -> bytes:
-    return write_uvarint(count + 1) if flexible else _I32.pack(count)
-
-
-def _string(value: str, flexible: bool) -> bytes:
-    encoded = value.encode()
-    if flexible:
-        return write_uvarint(len(encoded) + 1) + encoded
-    return _I16.pack(len(encoded)) + encoded

@@ -4,49 +4,71 @@ from __future__ import annotations
 
 import asyncio
 from datetime import timedelta
-from typing import Any
 
 from odradek.broker.protocol.errors import ErrorCode, KafkaError
 from odradek.broker.protocol.framing import Request
+from odradek.broker.protocol.produce_response import ProducedPartition, encode_produce_response
 from odradek.broker.server.context import BrokerContext
 from odradek.broker.server.handlers.errors import error_of
+from odradek.broker.server.handlers.types import EncodedResponse
 
 _VALID_ACKS = (-1, 0, 1)
 
 
-async def handle(context: BrokerContext, request: Request) -> dict[str, Any] | None:
+async def handle(context: BrokerContext, request: Request) -> EncodedResponse | None:
     body = request.body
     acks = body.acks
-    responses = []
+    topics: list[tuple[str, list[ProducedPartition]]] = []
     commits = []
     for topic_data in body.topic_data:
-        partitions = []
+        partitions: list[ProducedPartition] = []
         for item in topic_data.partition_data:
-            result = _append(context, topic_data.name, item.index, item.records, acks)
-            partitions.append(result)
-            if acks == -1 and result["error_code"] is ErrorCode.none:
-                commits.append(_await_commit(context, topic_data.name, result, body.timeout))
-        responses.append({"name": topic_data.name, "partition_responses": partitions})
+            produced, last_offset = _append(
+                context, topic_data.name, item.index, item.records, acks
+            )
+            if acks == -1 and produced.error_code == ErrorCode.none:
+                commits.append(
+                    _await_commit(
+                        context,
+                        topic_data.name,
+                        partitions,
+                        len(partitions),
+                        last_offset,
+                        body.timeout,
+                    )
+                )
+            partitions.append(produced)
+        topics.append((topic_data.name, partitions))
     # acks=all: answer once the high watermark passed every batch (or time ran out).
     await asyncio.gather(*commits)
     if acks == 0:
         return None
-    return {"responses": responses, "throttle_time": 0}
+    return EncodedResponse([encode_produce_response(request.header.api_version, topics)])
 
 
 async def _await_commit(
-    context: BrokerContext, topic: str, result: dict[str, Any], timeout: timedelta
+    context: BrokerContext,
+    topic: str,
+    partitions: list[ProducedPartition],
+    position: int,
+    last_offset: int,
+    timeout: timedelta,
 ) -> None:
+    """Wait until ``last_offset`` is committed; on failure ``partitions[position]`` says why."""
+    produced = partitions[position]
     try:
-        partition = context.replicas.get(topic, result["index"])
-        await partition.wait_for_high_watermark(result["last_offset"] + 1, timeout.total_seconds())
+        partition = context.replicas.get(topic, produced.index)
+        await partition.wait_for_high_watermark(last_offset + 1, timeout.total_seconds())
     except KafkaError as error:
-        result.update(error_code=error.code, error_message=error.message, base_offset=-1)
+        partitions[position] = ProducedPartition(
+            produced.index, error.code, error_message=error.message
+        )
 
 
 def _append(
     context: BrokerContext, topic_name: str, index: int, records: bytes | None, acks: int
-) -> dict[str, Any]:
+) -> tuple[ProducedPartition, int]:
+    """Append to one partition: its response and the last offset written (-1 on error)."""
     try:
         if acks not in _VALID_ACKS:
             raise KafkaError(ErrorCode.invalid_required_acks, f"acks={acks} is not -1, 0 or 1")
@@ -65,21 +87,14 @@ def _append(
         info = partition.append_as_leader(records, acks, config.get_int("min.insync.replicas"))
     except Exception as error:  # every failure becomes this partition's error code
         code, message = error_of(error)
-        return {"index": index, "error_code": code, "base_offset": -1, "log_append_time": -1,
-                "log_start_offset": -1, "record_errors": (), "error_message": message}  # fmt: skip
+        return ProducedPartition(index, code, error_message=message), -1
     if not info.duplicate:
         context.metrics.bytes_in.labels(topic_name).inc(len(records))
         context.metrics.records_in.labels(topic_name).inc(info.last_offset - info.first_offset + 1)
-    return {
-        "index": index,
-        "error_code": ErrorCode.none,
-        "base_offset": info.first_offset,
-        "log_append_time": info.log_append_time,
-        "log_start_offset": info.log_start_offset,
-        "record_errors": (),
-        "error_message": None,
-        "last_offset": info.last_offset,  # not a response field: what acks=all waits for
-    }
+    produced = ProducedPartition(
+        index, ErrorCode.none, info.first_offset, info.log_append_time, info.log_start_offset
+    )
+    return produced, info.last_offset
 
 
 def _is_transactional(records: bytes | None) -> bool:

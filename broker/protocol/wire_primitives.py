@@ -1,0 +1,28 @@
+"""Kafka's encodings of array lengths and strings, for the hand-written response encoders."""
+
+from __future__ import annotations
+
+import struct
+
+from odradek.broker.protocol.varint import write_uvarint
+
+_I16 = struct.Struct(">h")
+_I32 = struct.Struct(">i")
+_NULL_STRING = _I16.pack(-1)
+
+
+def array_length(count: int, flexible: bool) -> bytes:
+    return write_uvarint(count + 1) if flexible else _I32.pack(count)
+
+
+def string(value: str, flexible: bool) -> bytes:
+    encoded = value.encode()
+    if flexible:
+        return write_uvarint(len(encoded) + 1) + encoded
+    return _I16.pack(len(encoded)) + encoded
+
+
+def nullable_string(value: str | None, flexible: bool) -> bytes:
+    if value is None:
+        return b"\0" if flexible else _NULL_STRING
+    return string(value, flexible)
