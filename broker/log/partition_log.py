@@ -96,6 +96,7 @@ class PartitionLog:
         self.log_start_offset = 0
         self._high_watermark = 0
         self._recovery_point = 0
+        self._checkpointed: tuple[int, int, int] | None = None  # last offsets written
         self._epoch_cache = LeaderEpochCache(directory)
         self._producer_state = ProducerStateManager(directory)
         self._unflushed_messages = 0
@@ -580,17 +581,22 @@ class PartitionLog:
     def checkpoint(self) -> None:
         """Persist the high watermark, log start offset and recovery point.
 
-        The leader-epoch cache needs no call: it is written on every change.
+        The leader-epoch cache needs no call: it is written on every change. Unchanged
+        offsets are not written again (a write and two fsyncs per idle partition and interval).
         """
+        offsets = (self._high_watermark, self.log_start_offset, self._recovery_point)
+        if offsets == self._checkpointed:
+            return
         write_checkpoint(
             self.directory / OFFSETS_CHECKPOINT_FILE,
             OFFSETS_CHECKPOINT_VERSION,
             [
-                (HIGH_WATERMARK, self._high_watermark),
-                (LOG_START_OFFSET, self.log_start_offset),
-                (RECOVERY_POINT, self._recovery_point),
+                (HIGH_WATERMARK, offsets[0]),
+                (LOG_START_OFFSET, offsets[1]),
+                (RECOVERY_POINT, offsets[2]),
             ],
         )
+        self._checkpointed = offsets
 
     def close(self) -> None:
         """Flush and checkpoint everything, then mark the shutdown clean."""
