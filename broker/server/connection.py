@@ -15,6 +15,8 @@ import struct
 import time
 from collections.abc import Mapping, Sequence
 
+from prometheus_client import Counter, Histogram
+
 from odradek.broker.log.partition_log import FileRegion
 from odradek.broker.protocol.api_keys import ApiKey
 from odradek.broker.protocol.entity_builder import build_entity
@@ -48,6 +50,7 @@ class Connection:
         self._writer = writer
         self._max_request_size = context.config.get_int("socket.request.max.bytes")
         self._peer = writer.get_extra_info("peername")
+        self._api_metrics: dict[int, tuple[Counter, Histogram]] = {}
 
     async def serve(self) -> None:
         metrics = self._context.metrics
@@ -90,7 +93,6 @@ class Connection:
             await self._write(encode_response(ApiKey.API_VERSIONS, 0, header.correlation_id, body))
             return
         request = decode_request(frame)
-        api = ApiKey(header.api_key).name.lower()
         response = await API_HANDLERS[header.api_key].handle(self._context, request)
         if isinstance(response, EncodedResponse):
             await self._write_chunks(request, response.chunks)
@@ -104,8 +106,19 @@ class Connection:
                     build_entity(schema, response),
                 )
             )
-        self._context.metrics.requests.labels(api).inc()
-        self._context.metrics.request_latency.labels(api).observe(time.perf_counter() - started)
+        requests, latency = self._request_metrics(header.api_key)
+        requests.inc()
+        latency.observe(time.perf_counter() - started)
+
+    def _request_metrics(self, api_key: int) -> tuple[Counter, Histogram]:
+        """The metrics labelled with ``api_key``'s name, looked up once per connection."""
+        found = self._api_metrics.get(api_key)
+        if found is None:
+            api = ApiKey(api_key).name.lower()
+            metrics = self._context.metrics
+            found = (metrics.requests.labels(api), metrics.request_latency.labels(api))
+            self._api_metrics[api_key] = found
+        return found
 
     async def _write(self, frame: bytes) -> None:
         self._writer.write(frame)
