@@ -129,20 +129,23 @@ class Rebalancer:
         old.answer_join(JoinResult(ErrorCode.fenced_instance_id, old_id))
         old.answer_sync(SyncResult(ErrorCode.fenced_instance_id))
         old.cancel_session_timer()
+        leader_before = group.leader_id or ""
         member = group.replace_static_member(old_id, new_id)
         log.info("group %s: static member %s is now %s", group.group_id, old_id, new_id)
-        if group.is_(GroupState.STABLE) and member.matches(request.protocols):
-            # KIP-345: a static member coming back unchanged gets its old assignment
-            # without a rebalance
-            self._update_member(member, request)
+        self._update_member(member, request)
+        if group.is_(GroupState.STABLE) and group.select_protocol() == group.protocol_name:
+            # KIP-345: a static member coming back while the group keeps its protocol gets
+            # its old assignment without a rebalance. It is told the old leader id even if
+            # it led the group, so that it does not compute an assignment nobody would get.
             self._schedule_session(group, member)
+            self._spawn(self._persist_quietly(group))
             return JoinResult(
                 ErrorCode.none,
                 new_id,
                 group.generation,
                 group.protocol_type,
                 group.protocol_name,
-                group.leader_id or "",
+                leader_before,
             )
         return await self._update_member_and_rebalance(group, member, request)
 

@@ -1,6 +1,7 @@
 """A group consumer in its own process, for tests that SIGKILL members.
 
-``python group_consumer.py CLIENT BOOTSTRAP TOPIC GROUP CLIENT_ID [--max-records N]``
+``python group_consumer.py CLIENT BOOTSTRAP TOPIC GROUP CLIENT_ID [--max-records N]
+[--instance-id ID]``
 subscribes with kafka-python, aiokafka or confluent-kafka, commits after
 processing each batch (exactly the offsets after its records), and reports
 on stdout, one JSON object a line:
@@ -155,6 +156,7 @@ def run_confluent(args: argparse.Namespace, report: Reporter) -> None:
             "enable.auto.commit": False,
             "session.timeout.ms": SESSION_TIMEOUT_MS,
             "heartbeat.interval.ms": HEARTBEAT_INTERVAL_MS,
+            **({"group.instance.id": args.instance_id} if args.instance_id else {}),
         }
     )
     consumer.subscribe([args.topic])
@@ -200,7 +202,10 @@ def main() -> None:
     parser.add_argument("group")
     parser.add_argument("client_id")
     parser.add_argument("--max-records", type=int)
+    parser.add_argument("--instance-id", help="group.instance.id (confluent-kafka only)")
     args = parser.parse_args()
+    if args.instance_id and args.client != "confluent-kafka":
+        parser.error("--instance-id is wired for confluent-kafka only")
     report = Reporter(args.max_records)
     signal.signal(signal.SIGTERM, lambda *_: _stop(report))
     started = time.monotonic()

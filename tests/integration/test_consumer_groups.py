@@ -62,6 +62,7 @@ class Member:
         self.partitions: list[int] = []
         self.values: list[str] = []
         self.committed: dict[int, int] = {}
+        self.assignments = 0  # how many different assignments it reported
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
 
@@ -72,6 +73,7 @@ class Member:
             with self._lock:
                 if event["event"] == "assigned":
                     self.member_id, self.partitions = event["member_id"], event["partitions"]
+                    self.assignments += 1
                 elif event["event"] == "records":
                     self.values += [value for _, _, value in event["records"]]
                 elif event["event"] == "committed":
@@ -110,12 +112,19 @@ def spawn(tmp_path: Path) -> Iterator[MemberFactory]:
     members: list[Member] = []
 
     def start(
-        client: str, bootstrap: str, topic: str, group: str, max_records: int | None = None
+        client: str,
+        bootstrap: str,
+        topic: str,
+        group: str,
+        max_records: int | None = None,
+        instance_id: str | None = None,
     ) -> Member:
         client_id = f"{client}-{len(members)}"
         args = [client, bootstrap, topic, group, client_id]
         if max_records is not None:
             args += ["--max-records", str(max_records)]
+        if instance_id is not None:
+            args += ["--instance-id", instance_id]
         member = Member(args, tmp_path / f"{client_id}.log")
         members.append(member)
         return member
@@ -318,6 +327,31 @@ def _describe(broker: Broker, group: str) -> list[dict[str, Any]]:
     assert lines[0].startswith(f"Group {group}: Stable, ") and "2 member(s)" in lines[0], lines
     header = lines[1].split()
     return [dict(zip(header, line.split(), strict=True)) for line in lines[2:]]
+
+
+def test_a_static_member_back_within_its_session_gets_its_partitions_without_a_rebalance(
+    broker_factory: BrokerFactory, spawn: MemberFactory
+) -> None:
+    broker = broker_factory(settings=GROUP_SETTINGS)
+    topic, group = create_topic(broker, 4), unique_name("static")
+    crashing = spawn("confluent-kafka", broker.bootstrap, topic, group, instance_id="a")
+    steady = spawn("confluent-kafka", broker.bootstrap, topic, group, instance_id="b")
+    wait_until(lambda: shares_out([crashing, steady], 4, busy=2), "both own two partitions")
+    owned, assignments = crashing.snapshot()[1], steady.assignments
+    rebalances = _rebalances(broker)
+
+    crashing.kill()  # no LeaveGroup: a static member's place waits for its session
+    back = spawn("confluent-kafka", broker.bootstrap, topic, group, instance_id="a")
+    wait_until(lambda: back.snapshot()[1] == owned, "the instance got its partitions back")
+    assert (steady.assignments, _rebalances(broker)) == (assignments, rebalances)
+    values = produce(broker.bootstrap, topic, "static", 5, 4)
+    wait_until(lambda: values <= seen([back, steady]).keys(), "both consumed their share")
+
+
+def _rebalances(broker: Broker) -> float:
+    found = re.search(r"^odradek_group_rebalances_total ([0-9.]+)$", broker.metrics_text(), re.M)
+    assert found is not None
+    return float(found.group(1))
 
 
 def test_a_new_coordinator_loads_the_group_when_the_old_one_dies(

@@ -171,6 +171,8 @@ def test_a_static_member_rejoining_gets_a_new_id_and_fences_the_old_one() -> Non
         again = await rebalancer.join(group, _join(instance="i1"))
         assert again.member_id != first.member_id
         assert again.generation == first.generation  # no rebalance for an unchanged member
+        # it led the group, but is told the old leader id so it does not reassign
+        assert again.leader_id == first.member_id and group.leader_id == again.member_id
         assert (await rebalancer.sync(group, _sync(again))).assignment == b"A"
         try:
             rebalancer.heartbeat(group, first.member_id, "i1", first.generation)
