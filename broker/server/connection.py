@@ -50,6 +50,7 @@ class Connection:
         self._writer = writer
         self._max_request_size = context.config.get_int("socket.request.max.bytes")
         self._peer = writer.get_extra_info("peername")
+        self._client_host = f"/{self._peer[0]}" if self._peer else ""
         self._api_metrics: dict[int, tuple[Counter, Histogram]] = {}
 
     async def serve(self) -> None:
@@ -92,7 +93,7 @@ class Connection:
             )
             await self._write(encode_response(ApiKey.API_VERSIONS, 0, header.correlation_id, body))
             return
-        request = decode_request(frame)
+        request = decode_request(frame, self._client_host)
         response = await API_HANDLERS[header.api_key].handle(self._context, request)
         if isinstance(response, EncodedResponse):
             await self._write_chunks(request, response.chunks)

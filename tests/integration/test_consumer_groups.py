@@ -305,6 +305,7 @@ def test_group_describe_shows_what_the_members_see(
     assert described == expected
     client_ids = {row["CONSUMER-ID"]: row["CLIENT-ID"] for row in rows}
     assert all(client_id.startswith(client) for client_id in client_ids.values())
+    assert {row["HOST"] for row in rows} == {"/127.0.0.1"}
 
     metrics = broker.metrics_text()
     for partition, (_, _, lag, _) in expected.items():

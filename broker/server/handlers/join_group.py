@@ -18,7 +18,7 @@ async def handle(context: BrokerContext, request: Request) -> dict[str, Any]:
         member_id=body.member_id,
         group_instance_id=getattr(body, "group_instance_id", None),
         client_id=request.header.client_id or "",
-        client_host="",
+        client_host=request.client_host,
         session_timeout_ms=session_ms,
         # v0 has no rebalance timeout: the session timeout bounded rebalances then
         rebalance_timeout_ms=_ms(getattr(body, "rebalance_timeout", body.session_timeout)),
