@@ -58,7 +58,12 @@ class MirrorProcess:
         queue: RecordQueue[Message] = RecordQueue(config.queue_size)
         client_id = f"odradek-mirror-{config.name}"
         self.writer = TargetWriter(
-            client_config(config.target, **PRODUCER_DEFAULTS, **{"client.id": client_id}),
+            client_config(
+                config.target,
+                **PRODUCER_DEFAULTS,
+                # bounds what is in flight to the target, hence duplicates after a crash
+                **{"client.id": client_id, "queue.buffering.max.messages": config.queue_size},
+            ),
             config.source.alias,
             config.target.alias,
             queue,

@@ -223,3 +223,27 @@ def produce(broker: Broker, topic: str, records: list[dict[str, Any]]) -> None:
     for record in records:
         producer.produce(topic, **record)
     assert producer.flush(30) == 0
+
+
+def consume_in_group(broker: Broker, group: str, topic: str, at_least: int) -> list[bytes]:
+    """Values read by a member of ``group`` until at least ``at_least``; commits and leaves."""
+    consumer = Consumer(
+        {
+            "bootstrap.servers": broker.bootstrap,
+            "group.id": group,
+            "auto.offset.reset": "earliest",
+            "enable.auto.commit": False,
+            **FAST_GROUP_SESSION,
+        }
+    )
+    consumer.subscribe([topic])
+    values: list[bytes] = []
+    deadline = time.monotonic() + 60
+    try:
+        while len(values) < at_least:
+            assert time.monotonic() < deadline, f"read {len(values)} of {at_least} from {topic}"
+            values += [m.value() or b"" for m in consumer.consume(50, 1.0) if m.error() is None]
+        consumer.commit(asynchronous=False)
+    finally:
+        consumer.close()
+    return values
