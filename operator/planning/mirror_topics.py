@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from odradek.mirror.naming import is_internal
+
 from ..models import MirrorMakerSpec
 
 
@@ -20,7 +22,7 @@ def mirrored_topics(spec: MirrorMakerSpec, target_topics: Iterable[str]) -> list
     prefix = f"{spec.source.alias}." if spec.naming == "prefix" else ""
     found = []
     for name in target_topics:
-        if not name.startswith(prefix) or name.startswith("__"):
+        if not name.startswith(prefix) or is_internal(name):
             continue
         if selected(name[len(prefix) :], spec.topics.include, spec.topics.exclude):
             found.append(name)
