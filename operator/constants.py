@@ -27,6 +27,11 @@ POD_INDEX_LABEL = "apps.kubernetes.io/pod-index"
 REVISION_LABEL = "controller-revision-hash"
 CONFIG_HASH_ANNOTATION = f"{GROUP}/config-hash"
 TOPIC_FINALIZER = f"{GROUP}/topic"
+ADMIN_BOOTSTRAP_ANNOTATION = f"{GROUP}/admin-bootstrap-servers"
+"""On a Cluster: where an operator running outside Kubernetes reaches its brokers."""
+OUT_OF_CLUSTER_ENV = "ODRADEK_OPERATOR_OUT_OF_CLUSTER"
+"""Set to 1 when the operator cannot resolve Service DNS names; only then is the
+admin-bootstrap-servers annotation honoured (tests, development against a remote cluster)."""
 
 MIN_INSYNC_REPLICAS = "min.insync.replicas"
 DEFAULT_REPLICATION_FACTOR = "default.replication.factor"

@@ -15,6 +15,7 @@ from ..planning.failover import plan_failover
 from ..planning.rebalance import plan_rebalance
 from ..planning.rolling_restart import Broker, Restart, Wait, next_restart
 from ..planning.scale_down import plan_scale_down
+from .cluster_address import admin_bootstrap
 from .context import Context, Log
 from .kafka_admin import ClusterMetadata, KafkaAdmin, KafkaAdminError
 from .observe_brokers import BrokerObservation, claim_name, observe_brokers
@@ -32,7 +33,7 @@ def sync_cluster(ctx: Context, body: Mapping[str, Any], logger: Log) -> Obj:
     spec = ClusterSpec.model_validate(body.get("spec") or {})
     observed = observe_brokers(ctx.kube, owner, spec)
     bootstrap = names.bootstrap_servers(owner.name, owner.namespace, spec.listeners[0].port)
-    admin = ctx.admin(bootstrap)
+    admin = ctx.admin(admin_bootstrap(body, ctx.out_of_cluster))
     metadata = _metadata(admin) if observed.statefulset_replicas else None
     replicas, activity = _replicas(admin, spec, observed, metadata)
     for obj in cluster_objects(owner, spec.model_copy(update={"replicas": replicas})):

@@ -24,6 +24,8 @@ class Context:
     kube: Kube
     admin: AdminFactory
     now: Callable[[], datetime] = field(default=utc_now)
+    out_of_cluster: bool = False
+    """Honour Clusters' admin-bootstrap-servers annotation (constants.OUT_OF_CLUSTER_ENV)."""
 
     def timestamp(self) -> str:
         return self.now().strftime("%Y-%m-%dT%H:%M:%SZ")

@@ -11,7 +11,7 @@ from typing import Any
 import kopf
 from prometheus_client import start_http_server
 
-from ..constants import GROUP, TOPIC_FINALIZER, VERSION
+from ..constants import GROUP, OUT_OF_CLUSTER_ENV, TOPIC_FINALIZER, VERSION
 from .cluster_sync import owner_of
 from .confluent_admin import ConfluentAdmin
 from .context import Context, Log
@@ -21,6 +21,7 @@ from .resync import resync_forever
 from .topic_sync import delete_topic
 
 METRICS_PORT = int(os.environ.get("ODRADEK_OPERATOR_METRICS_PORT", "9090"))
+METRICS_ADDRESS = os.environ.get("ODRADEK_OPERATOR_METRICS_ADDRESS", "0.0.0.0")
 
 
 def watched_namespaces() -> tuple[str, ...]:
@@ -37,8 +38,12 @@ async def start(settings: kopf.OperatorSettings, memo: kopf.Memo, **_: Any) -> N
     settings.watching.server_timeout = 300
     settings.watching.client_timeout = 330
     settings.posting.level = logging.WARNING
-    memo.context = Context(kube=ApiKube(), admin=functools.cache(ConfluentAdmin))
-    start_http_server(METRICS_PORT)
+    memo.context = Context(
+        kube=ApiKube(),
+        admin=functools.cache(ConfluentAdmin),
+        out_of_cluster=os.environ.get(OUT_OF_CLUSTER_ENV) == "1",
+    )
+    start_http_server(METRICS_PORT, addr=METRICS_ADDRESS)
     memo.resync = asyncio.create_task(resync_forever(memo.context, watched_namespaces()))
 
 

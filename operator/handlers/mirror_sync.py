@@ -11,6 +11,7 @@ from ..constants import API_VERSION
 from ..models import MirrorMakerSpec, MirrorMakerStatus
 from ..planning.conditions import Verdict, failed, progressing, ready
 from ..planning.mirror_topics import mirrored_topics
+from .cluster_address import admin_bootstrap
 from .cluster_sync import owner_of
 from .context import Context, Log
 from .kafka_admin import KafkaAdminError
@@ -20,11 +21,12 @@ from .report import report
 def sync_mirror(ctx: Context, body: Mapping[str, Any], logger: Log) -> dict[str, Any]:
     owner = owner_of(body)
     spec = MirrorMakerSpec.model_validate(body["spec"])
-    missing = [
-        e.cluster
+    clusters = {
+        e.cluster: ctx.kube.get(API_VERSION, "Cluster", e.cluster, owner.namespace)
         for e in (spec.source, spec.target)
-        if e.cluster and ctx.kube.get(API_VERSION, "Cluster", e.cluster, owner.namespace) is None
-    ]
+        if e.cluster
+    }
+    missing = [name for name, cluster in clusters.items() if cluster is None]
     if missing:
         message = f"Cluster {', '.join(missing)} does not exist in this namespace"
         return report(ctx, body, failed("ClusterNotFound", message), {}, MirrorMakerStatus, logger)
@@ -35,7 +37,13 @@ def sync_mirror(ctx: Context, body: Mapping[str, Any], logger: Log) -> dict[str,
     ready_replicas = (deployment or {}).get("status", {}).get("readyReplicas") or 0
     fields: dict[str, Any] = {"replicas": replicas, "readyReplicas": ready_replicas}
     try:
-        target = ctx.admin(bootstrap_for(spec.target, owner.namespace)).describe()
+        target_cluster = clusters.get(spec.target.cluster) if spec.target.cluster else None
+        address = (
+            admin_bootstrap(target_cluster, ctx.out_of_cluster)
+            if target_cluster is not None
+            else bootstrap_for(spec.target, owner.namespace)
+        )
+        target = ctx.admin(address).describe()
         fields["mirroredTopics"] = mirrored_topics(spec, {p.topic for p in target.partitions})
     except KafkaAdminError:
         pass  # the topic list is informative; readiness comes from the Deployment

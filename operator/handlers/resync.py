@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 
 from ..constants import API_VERSION
 from .context import Context
 from .metrics import RESOURCES
 from .resources import SERVED
 
-INTERVAL_SECONDS = 10.0
+INTERVAL_SECONDS = float(os.environ.get("ODRADEK_OPERATOR_RESYNC_SECONDS", "10"))
 logger = logging.getLogger(__name__)
 
 

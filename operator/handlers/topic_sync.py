@@ -6,13 +6,13 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
-from ..builders import names
 from ..constants import API_VERSION, DEFAULT_REPLICATION_FACTOR
 from ..models import ClusterSpec, TopicSpec, TopicStatus
 from ..planning.conditions import Verdict, failed, progressing, ready
 from ..planning.partitions import replica_load
 from ..planning.replica_placement import resize_replicas
 from ..planning.topic_changes import TopicPlan, plan_topic
+from .cluster_address import admin_bootstrap
 from .context import Context, Log
 from .kafka_admin import KafkaAdmin, KafkaAdminError
 from .report import report
@@ -35,9 +35,7 @@ def cluster_of(ctx: Context, body: Mapping[str, Any]) -> Mapping[str, Any] | Non
 
 def admin_for(ctx: Context, cluster: Mapping[str, Any]) -> tuple[KafkaAdmin, ClusterSpec]:
     spec = ClusterSpec.model_validate(cluster.get("spec") or {})
-    meta = cluster["metadata"]
-    bootstrap = names.bootstrap_servers(meta["name"], meta["namespace"], spec.listeners[0].port)
-    return ctx.admin(bootstrap), spec
+    return ctx.admin(admin_bootstrap(cluster, ctx.out_of_cluster)), spec
 
 
 def sync_topic(ctx: Context, body: Mapping[str, Any], logger: Log) -> dict[str, Any]:
