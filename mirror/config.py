@@ -225,6 +225,8 @@ def parse_config(document: object) -> MirrorConfig:
         replication_factor=int(root.number("replicationFactor", DEFAULT_REPLICATION_FACTOR, -1)),
     )
     root.finish()
+    if config.replication_factor == 0:
+        raise MirrorConfigError("replicationFactor: must be -1 (the target's default) or at least 1")
     return config
 
 
