@@ -20,6 +20,7 @@ from typing import Any
 from odradek.broker.group.group import Group
 from odradek.broker.group.group_config import GroupConfig
 from odradek.broker.group.group_state import GroupState
+from odradek.broker.group.group_timers import GroupTimers
 from odradek.broker.group.member import JoinedMember, JoinResult, Member, SyncResult
 from odradek.broker.protocol.errors import ErrorCode, KafkaError
 
@@ -61,9 +62,8 @@ class Rebalancer:
         self._config = config
         self._persist = persist
         self._clock = clock
-        self._group_timers: dict[str, asyncio.TimerHandle] = {}  # join or sync deadline
+        self._timers = GroupTimers()
         self._initial_delay: set[str] = set()  # groups inside their initial rebalance delay
-        self._pending_timers: dict[tuple[str, str], asyncio.TimerHandle] = {}
         self._tasks: set[asyncio.Task[None]] = set()
         self.rebalances = 0
 
@@ -99,16 +99,19 @@ class Rebalancer:
             return await self._replace_static_member(group, old_id, member_id, request)
         if request.require_known_member_id and request.group_instance_id is None:
             group.pending_members.add(member_id)
-            self._schedule_pending_expiry(group, member_id, request.session_timeout_ms)
+            self._timers.expire_pending(
+                group.group_id,
+                member_id,
+                request.session_timeout_ms,
+                lambda: self._pending_expired(group, member_id),
+            )
             return JoinResult(ErrorCode.member_id_required, member_id)
         return await self._add_member_and_rebalance(group, member_id, request)
 
     async def _join_known_member(self, group: Group, request: JoinRequest) -> JoinResult:
         member_id = request.member_id
         if member_id in group.pending_members:
-            timer = self._pending_timers.pop((group.group_id, member_id), None)
-            if timer is not None:
-                timer.cancel()
+            self._timers.cancel_pending(group.group_id, member_id)
             return await self._add_member_and_rebalance(group, member_id, request)
         if group.is_fenced(member_id, request.group_instance_id):
             return JoinResult(ErrorCode.fenced_instance_id, member_id)
@@ -224,7 +227,7 @@ class Rebalancer:
     def prepare_rebalance(self, group: Group, reason: str) -> None:
         if group.is_(GroupState.COMPLETING_REBALANCE):
             self._reset_assignments(group, ErrorCode.rebalance_in_progress)
-        self._cancel_group_timer(group)
+        self._timers.cancel_deadline(group.group_id)
         initial = group.is_(GroupState.EMPTY)
         group.transition(GroupState.PREPARING_REBALANCE, self.now_ms())
         self.rebalances += 1
@@ -240,12 +243,12 @@ class Rebalancer:
             self._initial_delay.add(group.group_id)
             delay = self._config.initial_rebalance_delay_ms
             remaining = max(group.max_rebalance_timeout_ms() - delay, 0)
-            self._set_group_timer(
-                group, delay, self._initial_delay_expired, group, delay, remaining
+            self._timers.set_deadline(
+                group.group_id, delay, self._initial_delay_expired, group, delay, remaining
             )
         else:
-            self._set_group_timer(
-                group, group.max_rebalance_timeout_ms(), self._complete_join, group
+            self._timers.set_deadline(
+                group.group_id, group.max_rebalance_timeout_ms(), self._complete_join, group
             )
             self._maybe_complete_join(group)
 
@@ -253,8 +256,8 @@ class Rebalancer:
         if group.new_member_added and remaining > 0:
             group.new_member_added = False
             step = min(delay, remaining)
-            self._set_group_timer(
-                group, step, self._initial_delay_expired, group, delay, remaining - step
+            self._timers.set_deadline(
+                group.group_id, step, self._initial_delay_expired, group, delay, remaining - step
             )
             return
         self._initial_delay.discard(group.group_id)
@@ -269,7 +272,7 @@ class Rebalancer:
             self._complete_join(group)
 
     def _complete_join(self, group: Group) -> None:
-        self._cancel_group_timer(group)
+        self._timers.cancel_deadline(group.group_id)
         if not group.is_(GroupState.PREPARING_REBALANCE):
             return
         for member in group.not_yet_rejoined():
@@ -296,8 +299,12 @@ class Rebalancer:
         for member in group.members.values():
             member.answer_join(self._join_result(group, member))
             self._schedule_session(group, member)
-        self._set_group_timer(
-            group, group.max_rebalance_timeout_ms(), self._sync_expired, group, group.generation
+        self._timers.set_deadline(
+            group.group_id,
+            group.max_rebalance_timeout_ms(),
+            self._sync_expired,
+            group,
+            group.generation,
         )
 
     def _sync_expired(self, group: Group, generation: int) -> None:
@@ -353,7 +360,7 @@ class Rebalancer:
             return
         if not group.is_(GroupState.COMPLETING_REBALANCE) or group.generation != generation:
             return
-        self._cancel_group_timer(group)
+        self._timers.cancel_deadline(group.group_id)
         group.transition(GroupState.STABLE, self.now_ms())
         log.info("group %s: stable at generation %d", group.group_id, generation)
         for member in group.members.values():
@@ -448,36 +455,16 @@ class Rebalancer:
         log.info("group %s: session of member %s expired", group.group_id, member.member_id)
         self.remove_member(group, member, ErrorCode.unknown_member_id)
 
-    def _schedule_pending_expiry(self, group: Group, member_id: str, timeout_ms: int) -> None:
-        def expire() -> None:
-            self._pending_timers.pop((group.group_id, member_id), None)
-            if member_id in group.pending_members:
-                group.pending_members.discard(member_id)
-                self._maybe_complete_join(group)
-
-        self._pending_timers[(group.group_id, member_id)] = asyncio.get_running_loop().call_later(
-            timeout_ms / 1000, expire
-        )
-
-    def _set_group_timer(
-        self, group: Group, delay_ms: int, callback: Callable[..., None], *args: Any
-    ) -> None:
-        self._cancel_group_timer(group)
-        self._group_timers[group.group_id] = asyncio.get_running_loop().call_later(
-            delay_ms / 1000, callback, *args
-        )
-
-    def _cancel_group_timer(self, group: Group) -> None:
-        timer = self._group_timers.pop(group.group_id, None)
-        if timer is not None:
-            timer.cancel()
+    def _pending_expired(self, group: Group, member_id: str) -> None:
+        """A member id handed out with MEMBER_ID_REQUIRED was not used in time."""
+        if member_id in group.pending_members:
+            group.pending_members.discard(member_id)
+            self._maybe_complete_join(group)
 
     def forget(self, group: Group, error: ErrorCode) -> None:
         """Stop serving a group (unloaded or deleted): answer its waiters, cancel its timers."""
-        self._cancel_group_timer(group)
+        self._timers.forget(group.group_id)
         self._initial_delay.discard(group.group_id)
-        for key in [key for key in self._pending_timers if key[0] == group.group_id]:
-            self._pending_timers.pop(key).cancel()
         for member in group.members.values():
             member.cancel_session_timer()
             member.answer_join(JoinResult(error, member.member_id))
