@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Collection, Mapping
-from concurrent.futures import Future
-from typing import Any
 
 from confluent_kafka import (
     ConsumerGroupTopicPartitions,
@@ -32,10 +30,6 @@ from .offset_translation import OffsetMaps
 from .topic_sync import MirroredTopic
 
 log = logging.getLogger(__name__)
-
-
-def _result(future: Future[Any], timeout: float) -> Any:
-    return future.result(timeout=timeout)
 
 
 def plan_checkpoints(
@@ -96,7 +90,7 @@ class Checkpointer:
         self, routes: Mapping[str, MirroredTopic], owned: Collection[Partition], sync: bool
     ) -> int:
         """One round over the selected groups; returns the checkpoints written."""
-        listing = _result(self.source.list_consumer_groups(), self.timeout)
+        listing = self.source.list_consumer_groups().result(self.timeout)
         names = sorted(
             g.group_id
             for g in listing.valid
@@ -114,7 +108,7 @@ class Checkpointer:
 
     def _committed(self, admin: AdminClient, group: str) -> dict[Partition, int]:
         request = [ConsumerGroupTopicPartitions(group)]
-        result = _result(admin.list_consumer_group_offsets(request)[group], self.timeout)
+        result = admin.list_consumer_group_offsets(request)[group].result(self.timeout)
         return {
             (str(tp.topic), int(tp.partition)): int(tp.offset)
             for tp in result.topic_partitions or ()
@@ -123,9 +117,8 @@ class Checkpointer:
 
     def _sync_group(self, group: str, points: list[Checkpoint]) -> None:
         try:
-            description = _result(
-                self.target.describe_consumer_groups([group])[group], self.timeout
-            )
+            described = self.target.describe_consumer_groups([group])
+            description = described[group].result(self.timeout)
             if description.members:
                 return  # consumers run on the target: their own commits rule
         except KafkaException as error:
@@ -140,7 +133,7 @@ class Checkpointer:
         if not ahead:
             return
         request = [ConsumerGroupTopicPartitions(group, ahead)]
-        _result(self.target.alter_consumer_group_offsets(request)[group], self.timeout)
+        self.target.alter_consumer_group_offsets(request)[group].result(self.timeout)
         self.metrics.group_offsets_synced.inc(len(ahead))
         log.info("Synced %d translated offsets into group %s on the target.", len(ahead), group)
 

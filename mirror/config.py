@@ -226,7 +226,9 @@ def parse_config(document: object) -> MirrorConfig:
     )
     root.finish()
     if config.replication_factor == 0:
-        raise MirrorConfigError("replicationFactor: must be -1 (the target's default) or at least 1")
+        raise MirrorConfigError(
+            "replicationFactor: must be -1 (the target's default) or at least 1"
+        )
     return config
 
 

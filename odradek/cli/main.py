@@ -19,6 +19,7 @@ def _registrars() -> list[_Registrar]:
         consume_command,
         demo_command,
         group_command,
+        mirror_command,
         produce_command,
         topic_command,
     )
@@ -31,6 +32,7 @@ def _registrars() -> list[_Registrar]:
         demo_command.register,
         group_command.register,
         cluster_command.register,
+        mirror_command.register,
     ]
 
 

@@ -8,6 +8,7 @@ from broker_process import Broker
 from confluent_kafka.admin import AdminClient, ConfigResource  # type: ignore[attr-defined]
 from mirror_harness import (
     MirrorFactory,
+    MirrorRunner,
     create_topic,
     produce,
     read_all,
@@ -78,17 +79,27 @@ def test_a_topic_created_on_the_source_later_is_picked_up_by_the_rescan(
     assert "east.rescan-private" not in names
 
 
+def _mirror_both_ways(
+    east: Broker, west: Broker, mirror_factory: MirrorFactory, topic: str, naming: str
+) -> tuple[MirrorRunner, MirrorRunner]:
+    """``topic`` on both clusters, mirrored each way; 50 records produced on east, 30 on west."""
+    for broker in (east, west):
+        create_topic(broker, topic, 2)
+    only = {"include": [topic]}
+    forward = mirror_factory(east, west, naming=naming, topics=only)
+    backward = mirror_factory(
+        west, east, naming=naming, topics=only, source={"alias": "west"}, target={"alias": "east"}
+    )
+    produce(east, topic, [{"value": f"e{i}".encode()} for i in range(50)])
+    produce(west, topic, [{"value": f"w{i}".encode()} for i in range(30)])
+    return forward, backward
+
+
 def test_two_clusters_mirroring_each_other_with_prefixes_do_not_loop(
     east_and_west: tuple[Broker, Broker], mirror_factory: MirrorFactory
 ) -> None:
     east, west = east_and_west
-    for broker in (east, west):
-        create_topic(broker, "aa-events", 2)
-    only = {"include": ["aa-.*"]}
-    mirror_factory(east, west, topics=only)
-    mirror_factory(west, east, topics=only, source={"alias": "west"}, target={"alias": "east"})
-    produce(east, "aa-events", [{"value": f"e{i}".encode()} for i in range(50)])
-    produce(west, "aa-events", [{"value": f"w{i}".encode()} for i in range(30)])
+    _mirror_both_ways(east, west, mirror_factory, "aa-events", "prefix")
     wait_until(lambda: record_count(west, "east.aa-events") == 50, 60, "east's events on west")
     wait_until(lambda: record_count(east, "west.aa-events") == 30, 60, "west's events on east")
     time.sleep(3)  # three rescans: a loop would have created west.east.aa-events by now
@@ -102,31 +113,18 @@ def test_identity_naming_both_ways_stops_records_at_their_origin(
     east_and_west: tuple[Broker, Broker], mirror_factory: MirrorFactory
 ) -> None:
     east, west = east_and_west
-    for broker in (east, west):
-        create_topic(broker, "id-events", 1)
-    only = {"include": ["id-.*"]}
-    forward = mirror_factory(east, west, naming="identity", topics=only)
-    backward = mirror_factory(
-        west,
-        east,
-        naming="identity",
-        topics=only,
-        source={"alias": "west"},
-        target={"alias": "east"},
-    )
-    produce(east, "id-events", [{"value": f"e{i}".encode()} for i in range(20)])
-    produce(west, "id-events", [{"value": f"w{i}".encode()} for i in range(10)])
-    wait_until(lambda: record_count(east, "id-events") == 30, 60, "west's records on east")
-    wait_until(lambda: record_count(west, "id-events") == 30, 60, "east's records on west")
+    forward, backward = _mirror_both_ways(east, west, mirror_factory, "id-events", "identity")
+    wait_until(lambda: record_count(east, "id-events") == 80, 60, "west's records on east")
+    wait_until(lambda: record_count(west, "id-events") == 80, 60, "east's records on west")
     wait_until(
         lambda: (
-            forward.metric("odradek_mirror_records_skipped_total") == 10
-            and backward.metric("odradek_mirror_records_skipped_total") == 20
+            forward.metric("odradek_mirror_records_skipped_total") == 30
+            and backward.metric("odradek_mirror_records_skipped_total") == 50
         ),
         30,
         "each mirror to skip the records that came from its target",
     )
-    assert record_count(east, "id-events") == 30 and record_count(west, "id-events") == 30
+    assert record_count(east, "id-events") == 80 and record_count(west, "id-events") == 80
 
 
 def test_two_mirror_processes_share_the_partitions_through_their_group(
