@@ -80,6 +80,8 @@ class MirrorMakerSpec(Schema):
     groups: Selection = Selection(include=[])
     naming: Literal["prefix", "identity"] = "prefix"
     """prefix: <source alias>.<topic> (prevents loops); identity: the same name."""
+    refresh_interval_seconds: Annotated[int, Field(ge=1)] = 60
+    """How often source topics are rescanned: new topics, added partitions, changed configs."""
     replicas: Annotated[int, Field(ge=0, le=100)] = 1
     image: Annotated[str, Field(min_length=1)] = DEFAULT_IMAGE
     resources: Resources | None = None

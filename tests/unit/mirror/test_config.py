@@ -31,6 +31,7 @@ def test_the_file_the_operator_writes_is_accepted_as_written() -> None:
             "naming": "identity",
             "checkpoints": {"intervalSeconds": 5, "syncGroupOffsets": True},
             "offsetSync": {"intervalSeconds": 7},
+            "refreshIntervalSeconds": 15,
         }
     )
     owner = Owner(kind="MirrorMaker", name="dr", namespace="prod", uid="1")
@@ -41,6 +42,7 @@ def test_the_file_the_operator_writes_is_accepted_as_written() -> None:
     assert config.naming == "identity"
     assert config.checkpoints.interval_s == 5 and config.checkpoints.sync_group_offsets
     assert config.offset_sync.interval_s == 7
+    assert config.refresh_interval_s == 15
 
 
 def test_defaults_mirror_every_topic_with_the_prefix_policy_and_no_groups() -> None:
