@@ -82,6 +82,15 @@ def _python_client_config(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
+def _python_client_batch(polled: dict[Any, list[Any]]) -> Batch:
+    """(partition, offset, value) of what kafka-python's or aiokafka's poll returned."""
+    return [
+        (tp.partition, record.offset, record.value.decode())
+        for tp, records in polled.items()
+        for record in records
+    ]
+
+
 def run_kafka_python(args: argparse.Namespace, report: Reporter) -> None:
     import kafka
     from kafka.errors import KafkaError
@@ -93,11 +102,7 @@ def run_kafka_python(args: argparse.Namespace, report: Reporter) -> None:
         generation = consumer._coordinator._generation
         member_id = generation.member_id if generation else ""
         report.membership(member_id, [tp.partition for tp in consumer.assignment()])
-        batch = [
-            (tp.partition, record.offset, record.value.decode())
-            for tp, records in polled.items()
-            for record in records
-        ]
+        batch = _python_client_batch(polled)
         if report.take(batch):
             offsets = _next_offsets(batch)
             try:
@@ -125,11 +130,7 @@ def run_aiokafka(args: argparse.Namespace, report: Reporter) -> None:
             polled = await consumer.getmany(timeout_ms=POLL_TIMEOUT_MS)
             member_id = consumer._coordinator.member_id
             report.membership(member_id, [tp.partition for tp in consumer.assignment()])
-            batch = [
-                (tp.partition, record.offset, record.value.decode())
-                for tp, records in polled.items()
-                for record in records
-            ]
+            batch = _python_client_batch(polled)
             if report.take(batch):
                 offsets = _next_offsets(batch)
                 try:
