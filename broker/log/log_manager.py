@@ -122,7 +122,8 @@ class LogManager:
             log.flush()
 
     def checkpoint_all(self) -> None:
-        for log in self._logs.values():
+        """Checkpoint every log; may run on a thread while the event loop adds or removes logs."""
+        for log in list(self._logs.values()):
             log.checkpoint()
 
     def close_all(self) -> None:

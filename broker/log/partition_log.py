@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import shutil
+import threading
 import time
 from bisect import bisect_right
 from collections.abc import Callable, Iterator, Sequence
@@ -97,6 +98,8 @@ class PartitionLog:
         self._high_watermark = 0
         self._recovery_point = 0
         self._checkpointed: tuple[int, int, int] | None = None  # last offsets written
+        # checkpoint() may run on the maintenance thread; delete() must not race it
+        self._checkpoint_lock = threading.Lock()
         self._epoch_cache = LeaderEpochCache(directory)
         self._producer_state = ProducerStateManager(directory)
         self._unflushed_messages = 0
@@ -583,20 +586,23 @@ class PartitionLog:
 
         The leader-epoch cache needs no call: it is written on every change. Unchanged
         offsets are not written again (a write and two fsyncs per idle partition and interval).
+        Safe to call from another thread than the one appending (the offsets are read
+        once, as plain ints); a closed or deleted log is left alone.
         """
-        offsets = (self._high_watermark, self.log_start_offset, self._recovery_point)
-        if offsets == self._checkpointed:
-            return
-        write_checkpoint(
-            self.directory / OFFSETS_CHECKPOINT_FILE,
-            OFFSETS_CHECKPOINT_VERSION,
-            [
-                (HIGH_WATERMARK, offsets[0]),
-                (LOG_START_OFFSET, offsets[1]),
-                (RECOVERY_POINT, offsets[2]),
-            ],
-        )
-        self._checkpointed = offsets
+        with self._checkpoint_lock:
+            offsets = (self._high_watermark, self.log_start_offset, self._recovery_point)
+            if self._closed or offsets == self._checkpointed:
+                return
+            write_checkpoint(
+                self.directory / OFFSETS_CHECKPOINT_FILE,
+                OFFSETS_CHECKPOINT_VERSION,
+                [
+                    (HIGH_WATERMARK, offsets[0]),
+                    (LOG_START_OFFSET, offsets[1]),
+                    (RECOVERY_POINT, offsets[2]),
+                ],
+            )
+            self._checkpointed = offsets
 
     def close(self) -> None:
         """Flush and checkpoint everything, then mark the shutdown clean."""
@@ -611,9 +617,10 @@ class PartitionLog:
 
     def delete(self) -> None:
         """Close the files and remove the log's directory."""
-        if not self._closed:
-            self._close_files()
-        shutil.rmtree(self.directory)
+        with self._checkpoint_lock:
+            if not self._closed:
+                self._close_files()
+            shutil.rmtree(self.directory)
 
     def _close_files(self) -> None:
         for segment in self._segments:
