@@ -79,7 +79,7 @@ class MirrorProcess:
             ),
             queue,
             tracker,
-            self.writer.idle,
+            self.writer.settled,
             self.metrics,
             config.commit_interval_s,
         )
@@ -133,7 +133,8 @@ class MirrorProcess:
         if added:
             log.info("Mirroring %d new source topics: %s.", len(added), ", ".join(added))
         self.routes = routes
-        self.writer.routes = routes
+        # topics no longer selected keep their route for records still queued
+        self.writer.routes = {**self.writer.routes, **routes}
         self.reader.topics = frozenset(routes)
 
     def restore_offset_syncs(self) -> None:

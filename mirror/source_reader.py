@@ -33,14 +33,14 @@ class SourceReader:
         consumer_config: Mapping[str, Any],
         queue: RecordQueue[Message],
         tracker: AckTracker,
-        writer_idle: Callable[[], bool],
+        writer_settled: Callable[[], bool],
         metrics: MirrorMetrics,
         commit_interval_s: float,
     ) -> None:
         self.config = dict(consumer_config)
         self.queue = queue
         self.tracker = tracker
-        self.writer_idle = writer_idle
+        self.writer_settled = writer_settled
         self.metrics = metrics
         self.commit_interval_s = commit_interval_s
         self.topics: frozenset[str] = frozenset()
@@ -141,7 +141,7 @@ class SourceReader:
 
     def _drain(self) -> None:
         deadline = time.monotonic() + DRAIN_TIMEOUT_S
-        while not self.writer_idle() and time.monotonic() < deadline:
+        while not self.writer_settled() and time.monotonic() < deadline:
             time.sleep(0.01)
 
     def _commit(self, consumer: Consumer) -> None:

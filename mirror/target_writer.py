@@ -61,8 +61,10 @@ class TargetWriter:
     def start(self) -> None:
         self.thread.start()
 
-    def idle(self) -> bool:
-        """Nothing queued, in hand or awaiting the target's acknowledgement."""
+    def settled(self) -> bool:
+        """Nothing queued, in hand or awaiting acknowledgement; or failed (nothing will be)."""
+        if self.failure is not None:
+            return True
         return self.queue.unfinished() == 0 and self.tracker.pending() == 0
 
     def stop(self, timeout: float) -> None:
