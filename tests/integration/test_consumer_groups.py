@@ -106,6 +106,13 @@ class Member:
 MemberFactory = Callable[..., Member]
 
 
+@pytest.fixture(scope="module")
+def group_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Broker]:
+    """A broker for the tests that do not restart it (their groups and topics are unique)."""
+    with Broker(tmp_path_factory.mktemp("group-broker"), settings=GROUP_SETTINGS) as broker:
+        yield broker.start()
+
+
 @pytest.fixture
 def spawn(tmp_path: Path) -> Iterator[MemberFactory]:
     """Starts group members; all are killed at teardown."""
@@ -178,9 +185,9 @@ def shares_out(members: list[Member], partitions: int, busy: int | None = None) 
 
 @pytest.mark.parametrize("client", CLIENTS)
 def test_members_share_partitions_and_take_over_from_leaving_and_dead_ones(
-    client: str, broker_factory: BrokerFactory, spawn: MemberFactory
+    client: str, group_broker: Broker, spawn: MemberFactory
 ) -> None:
-    broker = broker_factory(settings=GROUP_SETTINGS)
+    broker = group_broker
     topic, group = create_topic(broker, 6), unique_name("group")
     members = [spawn(client, broker.bootstrap, topic, group) for _ in range(3)]
     wait_until(lambda: shares_out(members, 6, busy=3), "three members own two partitions each")
@@ -215,9 +222,9 @@ def test_members_share_partitions_and_take_over_from_leaving_and_dead_ones(
 
 @pytest.mark.parametrize("client", CLIENTS)
 def test_two_groups_each_get_the_stream_and_an_idle_member_takes_over(
-    client: str, broker_factory: BrokerFactory, spawn: MemberFactory
+    client: str, group_broker: Broker, spawn: MemberFactory
 ) -> None:
-    broker = broker_factory(settings=GROUP_SETTINGS)
+    broker = group_broker
     topic = create_topic(broker, 2)
     group = unique_name("crowded")
     crowded = [spawn(client, broker.bootstrap, topic, group) for _ in range(3)]
@@ -271,9 +278,9 @@ def _read_and_commit(member: Member, batch: set[str], before: set[str]) -> None:
 
 @pytest.mark.parametrize("client", CLIENTS)
 def test_group_describe_shows_what_the_members_see(
-    client: str, broker_factory: BrokerFactory, spawn: MemberFactory
+    client: str, group_broker: Broker, spawn: MemberFactory
 ) -> None:
-    broker = broker_factory(settings=GROUP_SETTINGS)
+    broker = group_broker
     topic, group = create_topic(broker, 4), unique_name("described")
     members = [spawn(client, broker.bootstrap, topic, group, max_records=1) for _ in range(2)]
     wait_until(lambda: shares_out(members, 4, busy=2), "two members own two partitions each")
