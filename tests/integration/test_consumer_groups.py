@@ -8,6 +8,7 @@ while membership is steady, none is delivered twice.
 from __future__ import annotations
 
 import contextlib
+import datetime
 import json
 import os
 import re
@@ -397,7 +398,7 @@ def _coordinator(admin: AdminClient, group: str) -> int:
 def _committed(admin: AdminClient, group: str) -> dict[int, int]:
     request = [confluent_kafka.ConsumerGroupTopicPartitions(group)]
     found = admin.list_consumer_group_offsets(request)[group].result(WAIT_S)
-    return {tp.partition: tp.offset for tp in found.topic_partitions}
+    return {tp.partition: tp.offset for tp in found.topic_partitions if tp.offset >= 0}
 
 
 def test_metadata_for_the_offsets_topic_creates_it_with_its_own_layout(
@@ -413,3 +414,47 @@ def test_metadata_for_the_offsets_topic_creates_it_with_its_own_layout(
     resource = ConfigResource(ResourceType.TOPIC, OFFSETS_TOPIC)
     configs = admin.describe_configs([resource])[resource].result(15)
     assert configs["cleanup.policy"].value == "compact"
+
+
+def test_group_commands_reset_list_and_delete_like_kafka_consumer_groups(
+    group_broker: Broker, spawn: MemberFactory
+) -> None:
+    topic, group = create_topic(group_broker, 2), unique_name("admin")
+    produce(group_broker.bootstrap, topic, "old", 5, 2)
+    time.sleep(0.05)
+    middle = time.time()
+    time.sleep(0.05)
+    produce(group_broker.bootstrap, topic, "new", 5, 2)
+
+    def odradek(*args: str, ok: bool = True) -> subprocess.CompletedProcess[str]:
+        argv = [*odradek_command(), "group", *args, "--bootstrap-server", group_broker.bootstrap,
+                "--timeout", "15"]  # fmt: skip
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+        assert (done.returncode == 0) == ok, done.stderr
+        return done
+
+    def new_offsets(done: subprocess.CompletedProcess[str]) -> dict[int, int]:
+        rows = [line.split() for line in done.stdout.splitlines()[1:]]
+        return {int(row[2]): int(row[4]) for row in rows}
+
+    admin = AdminClient({"bootstrap.servers": group_broker.bootstrap})
+    planned = odradek("reset-offsets", group, "--topic", topic, "--to-offset", "7")
+    assert new_offsets(planned) == {0: 7, 1: 7}
+    assert _committed(admin, group) == {}, "a dry run committed"
+    odradek("reset-offsets", group, "--topic", topic, "--to-latest", "--execute")
+    assert _committed(admin, group) == {0: 10, 1: 10}
+    at = datetime.datetime.fromtimestamp(middle, datetime.UTC).isoformat()
+    odradek("reset-offsets", group, "--topic", f"{topic}:0", "--to-datetime", at, "--execute")
+    assert _committed(admin, group) == {0: 5, 1: 10}
+    odradek("reset-offsets", group, "--all-topics", "--to-earliest", "--execute")
+    assert _committed(admin, group) == {0: 0, 1: 0}
+    assert f"{group} Empty" in " ".join(odradek("list").stdout.split())
+
+    member = spawn("confluent-kafka", group_broker.bootstrap, topic, group)
+    wait_until(lambda: member.snapshot()[1] == [0, 1], "a member joined")
+    refused = odradek("reset-offsets", group, "--all-topics", "--to-latest", "--execute", ok=False)
+    assert "active members" in refused.stderr
+    member.close()
+    odradek("delete", group)
+    assert group not in odradek("list").stdout
+    assert "does not exist" in odradek("describe", group, ok=False).stderr
