@@ -90,13 +90,13 @@ class Rebalancer:
         return await self._join_known_member(group, request)
 
     async def _join_new_member(self, group: Group, request: JoinRequest) -> JoinResult:
-        if len(group.members) + len(group.pending_members) >= self._config.max_size:
-            return JoinResult(ErrorCode.group_max_size_reached, UNKNOWN_MEMBER_ID)
         prefix = request.group_instance_id or request.client_id
         member_id = f"{prefix}-{uuid.uuid4()}"
         old_id = group.static_member_id(request.group_instance_id)
-        if old_id is not None:
+        if old_id is not None:  # a returning static member takes no new place
             return await self._replace_static_member(group, old_id, member_id, request)
+        if len(group.members) + len(group.pending_members) >= self._config.max_size:
+            return JoinResult(ErrorCode.group_max_size_reached, UNKNOWN_MEMBER_ID)
         if request.require_known_member_id and request.group_instance_id is None:
             group.pending_members.add(member_id)
             self._timers.expire_pending(

@@ -210,3 +210,15 @@ def test_a_member_with_no_protocol_in_common_is_refused() -> None:
         assert result.error is ErrorCode.inconsistent_group_protocol
 
     _run(test)
+
+
+def test_a_full_group_refuses_new_members_but_not_a_returning_static_one() -> None:
+    async def test(rebalancer: Rebalancer, group: Group, stored: list[int]) -> None:
+        first = await rebalancer.join(group, _join(instance="i1"))
+        await rebalancer.sync(group, _sync(first, {first.member_id: b"A"}))
+        refused = await rebalancer.join(group, _join(v4=False))
+        assert refused.error is ErrorCode.group_max_size_reached
+        back = await rebalancer.join(group, _join(instance="i1"))
+        assert back.error is ErrorCode.none
+
+    _run(test, group_config(max_size=1))
