@@ -138,12 +138,21 @@ class Checkpointer:
         log.info("Synced %d translated offsets into group %s on the target.", len(ahead), group)
 
     def _write(self, topic: str, records: list[Record]) -> int:
+        """Produce the records that changed since last written; raise unless all were acked."""
         fresh = [(k, v) for k, v in records if self._written.get(k) != v]
+        if not fresh:
+            return 0
+        refused: list[str] = []
+
+        def report(error: KafkaError | None, message: object) -> None:
+            if error is not None:
+                refused.append(str(error.str()))
+
         for key, value in fresh:
-            self.producer.produce(topic, value, key)
-        if fresh:
-            remaining = self.producer.flush(self.timeout)
-            if remaining:
-                raise KafkaException(f"{remaining} records to {topic} not acknowledged in time")
-            self._written.update(fresh)
+            self.producer.produce(topic, value, key, on_delivery=report)
+        remaining = self.producer.flush(self.timeout)
+        if remaining or refused:
+            reason = refused[0] if refused else f"{remaining} not acknowledged in time"
+            raise KafkaException(f"writing {len(fresh)} records to {topic} failed: {reason}")
+        self._written.update(fresh)
         return len(fresh)

@@ -164,18 +164,27 @@ class SourceReader:
         self.metrics.commits.inc()
 
     def _measure_lag(self, consumer: Consumer) -> None:
-        positions = self.tracker.committable()
+        """High watermark minus the first record not acknowledged by the target.
+
+        A partition with nothing dispatched since its assignment falls back to
+        the fetch position (records fetched and still queued then do not count).
+        """
+        acked = self.tracker.committable()
+        owned = [TopicPartition(t, p) for t, p in sorted(self.assigned)]
+        try:
+            fetched = {
+                (str(tp.topic), int(tp.partition)): int(tp.offset)
+                for tp in consumer.position(owned)
+            }
+        except KafkaException:
+            fetched = {}
         per_topic: dict[str, int] = {}
-        for topic, partition in self.assigned:
-            try:
-                _, high = consumer.get_watermark_offsets(
-                    TopicPartition(topic, partition), cached=True
-                )
-            except KafkaException:
-                continue
-            position = positions.get((topic, partition), self._committed.get((topic, partition)))
-            if high >= 0 and position is not None:
-                per_topic[topic] = per_topic.get(topic, 0) + max(0, high - position)
+        for partition in owned:
+            key = (str(partition.topic), int(partition.partition))
+            _, high = consumer.get_watermark_offsets(partition, cached=True)
+            position = acked.get(key, fetched.get(key, -1))
+            if high >= 0 and position >= 0:
+                per_topic[key[0]] = per_topic.get(key[0], 0) + max(0, high - position)
         for topic, lag in per_topic.items():
             self.metrics.lag.labels(topic).set(lag)
         self.lag = sum(per_topic.values())

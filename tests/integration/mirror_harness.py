@@ -86,11 +86,13 @@ class MirrorRunner:
         except OSError:
             return False
 
+    def metrics_text(self) -> str:
+        return http_get(f"http://127.0.0.1:{self.http_port}/metrics")[1]
+
     def metric(self, name: str, **labels: str) -> float:
         """Sum of the samples of ``name`` whose labels include ``labels``."""
-        _, body = http_get(f"http://127.0.0.1:{self.http_port}/metrics")
         total = 0.0
-        for line in body.splitlines():
+        for line in self.metrics_text().splitlines():
             if not line.startswith(name) or line.startswith("#"):
                 continue
             head, _, value = line.rpartition(" ")
