@@ -36,6 +36,7 @@ FAST_FAILOVER = {
     "controlled.shutdown.timeout.ms": "15000",
 }
 WAIT_S = 60.0
+KEEP_DIRS_ENV = "ODRADEK_KEEP_CLUSTER_DIRS"  # set to keep brokers' data and logs for a post-mortem
 
 
 class Cluster:
@@ -267,4 +268,5 @@ def cluster_pool(workdir: Path, etcd: EtcdProcess) -> Iterator[ClusterFactory]:
     finally:
         for cluster in clusters:
             cluster.close()
-        shutil.rmtree(workdir, ignore_errors=True)
+        if not os.environ.get(KEEP_DIRS_ENV):
+            shutil.rmtree(workdir, ignore_errors=True)

@@ -191,7 +191,9 @@ def test_acknowledged_records_survive_leader_and_controller_faults(
     cluster_factory: ClusterFactory, tmp_path: Path
 ) -> None:
     cluster = cluster_factory(brokers=3)
-    topic = cluster.create_topic(PARTITIONS, 3, TOPIC_CONFIGS, prefix="failover")
+    # Small segments: restarts recover only the segments after the recovery point.
+    configs = {**TOPIC_CONFIGS, "segment.bytes": str(1 << 20)}
+    topic = cluster.create_topic(PARTITIONS, 3, configs, prefix="failover")
     with producer_processes(cluster.bootstrap, topic, tmp_path) as processes:
         time.sleep(1.0)
         began = time.monotonic()
