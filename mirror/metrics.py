@@ -2,9 +2,26 @@
 
 from __future__ import annotations
 
+import time
+from typing import NamedTuple
+
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
 LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300)
+
+
+class TopicMetrics(NamedTuple):
+    """The per-topic children, looked up once per topic rather than per record."""
+
+    records: Counter
+    bytes: Counter
+    latency: Histogram
+
+    def mirrored(self, size: int, timestamp_ms: int) -> None:
+        self.records.inc()
+        self.bytes.inc(size)
+        if timestamp_ms > 0:
+            self.latency.observe(max(0.0, time.time() - timestamp_ms / 1000))
 
 
 class MirrorMetrics:
@@ -70,4 +87,9 @@ class MirrorMetrics:
             "odradek_mirror_source_commits",
             "Source offset commits after target acknowledgement",
             registry=r,
+        )
+
+    def topic(self, topic: str) -> TopicMetrics:
+        return TopicMetrics(
+            self.records.labels(topic), self.bytes.labels(topic), self.latency.labels(topic)
         )

@@ -13,14 +13,13 @@ from __future__ import annotations
 import functools
 import logging
 import threading
-import time
 from collections.abc import Mapping
 from typing import Any, cast
 
 from confluent_kafka import TIMESTAMP_NOT_AVAILABLE, KafkaError, Message, Producer
 
 from .ack_tracker import AckTracker
-from .metrics import MirrorMetrics
+from .metrics import MirrorMetrics, TopicMetrics
 from .offset_translation import OffsetMaps
 from .provenance import Headers, Provenance, originates_from
 from .record_queue import RecordQueue
@@ -54,6 +53,7 @@ class TargetWriter:
         """Source topic -> mirror; replaced whole by the rescan, read per record here."""
         self.failure: str | None = None
         self.acknowledged = 0
+        self._topic_metrics: dict[str, TopicMetrics] = {}
         """Records the target acknowledged since the start."""
         self.stopping = threading.Event()
         self.thread = threading.Thread(target=self._run, name="mirror-writer", daemon=True)
@@ -138,10 +138,10 @@ class TargetWriter:
         self.acknowledged += 1
         if track_offsets:
             self.offsets.record(source, offset, int(message.offset()))  # type: ignore[arg-type]
-        self.metrics.records.labels(topic).inc()
-        self.metrics.bytes.labels(topic).inc(size)
-        if timestamp > 0:
-            self.metrics.latency.labels(topic).observe(max(0.0, time.time() - timestamp / 1000))
+        per_topic = self._topic_metrics.get(topic)
+        if per_topic is None:
+            per_topic = self._topic_metrics[topic] = self.metrics.topic(topic)
+        per_topic.mirrored(size, timestamp)
 
     def _fail(self, reason: str) -> None:
         if self.failure is None:
