@@ -13,6 +13,7 @@ from odradek.broker.config.broker_config import BrokerConfig
 @dataclass(frozen=True)
 class GroupConfig:
     offsets_topic_partitions: int
+    # A single broker on the embedded store can never hold more than one replica.
     offsets_topic_replication_factor: int
     offsets_retention_ms: int
     offsets_retention_check_interval_ms: int
@@ -27,7 +28,11 @@ class GroupConfig:
     def from_broker(cls, config: BrokerConfig) -> GroupConfig:
         return cls(
             offsets_topic_partitions=config.get_int("offsets.topic.num.partitions"),
-            offsets_topic_replication_factor=config.get_int("offsets.topic.replication.factor"),
+            offsets_topic_replication_factor=(
+                config.get_int("offsets.topic.replication.factor")
+                if config.get("etcd.endpoints")
+                else 1
+            ),
             offsets_retention_ms=config.get_int("offsets.retention.minutes") * 60_000,
             offsets_retention_check_interval_ms=config.get_int(
                 "offsets.retention.check.interval.ms"

@@ -18,12 +18,20 @@ OFFSETS_TOPIC_CONFIGS = {"cleanup.policy": "compact", "segment.bytes": str(100 *
 
 
 async def ensure_offsets_topic(store: MetadataStore, config: GroupConfig) -> TopicMetadata:
-    """The offsets topic, created now if missing, replicated as far as live brokers allow."""
+    """The offsets topic, created now if missing. Like Kafka, creation waits (the client
+    retries on COORDINATOR_NOT_AVAILABLE) until offsets.topic.replication.factor brokers
+    are alive, so the topic is never created under-replicated while a cluster starts."""
     image = store.image
     topic = image.topics.get(OFFSETS_TOPIC)
     if topic is not None:
         return topic
-    replication = min(config.offsets_topic_replication_factor, len(image.brokers))
+    replication = config.offsets_topic_replication_factor
+    if len(image.brokers) < replication:
+        raise KafkaError(
+            ErrorCode.coordinator_not_available,
+            f"{OFFSETS_TOPIC} needs {replication} live brokers "
+            f"(offsets.topic.replication.factor), {len(image.brokers)} are registered",
+        )
     planned = plan_topic(
         image,
         OFFSETS_TOPIC,
