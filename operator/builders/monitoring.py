@@ -64,7 +64,7 @@ def alert_rules(pods: str, claims: str, namespace: str = "") -> list[Obj]:
         ),
         _alert(
             "OdradekConsumerLag",
-            f"max by (namespace, group, topic) (odradek_consumer_group_lag{{{scope}}}) > 100000",
+            f"max by (namespace, group, topic) (odradek_consumer_lag{{{scope}}}) > 100000",
             15,
             "warning",
             "A consumer group is far behind.",
