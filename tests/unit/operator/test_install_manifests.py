@@ -21,8 +21,22 @@ def test_every_manifest_validates(path: Path) -> None:
     for doc in documents(path):
         if doc["apiVersion"].startswith("odradek.io/"):
             validate_resource(doc)
+        elif doc["apiVersion"].startswith("sparkoperator.k8s.io/"):
+            assert_spark_application(doc)
         else:
             assert_valid(doc)
+
+
+def assert_spark_application(doc: dict[str, Any]) -> None:
+    """The fields kubeflow spark-operator's v1beta2 SparkApplication requires (no schema
+    for its CRD ships with kubernetes-validate)."""
+    assert doc["apiVersion"] == "sparkoperator.k8s.io/v1beta2"
+    assert doc["kind"] == "SparkApplication"
+    spec = doc["spec"]
+    assert spec["type"] in {"Java", "Scala", "Python", "R"}
+    assert spec["mode"] in {"cluster", "client"}
+    for field in ("image", "mainApplicationFile", "sparkVersion", "driver", "executor"):
+        assert spec.get(field), f"SparkApplication {doc['metadata']['name']} lacks spec.{field}"
 
 
 def test_examples_cover_every_custom_resource() -> None:
