@@ -4,22 +4,26 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, WithJsonSchema
+from pydantic import Field, StrictInt, StrictStr, WithJsonSchema
 
 from .base import Schema
 
 KafkaConfig = Annotated[
-    dict[str, str | int | bool | float],
+    dict[str, StrictStr | StrictInt],
     WithJsonSchema(
         {
             "type": "object",
             "maxProperties": 256,
-            "x-kubernetes-preserve-unknown-fields": True,
-            "description": "Kafka configuration in Kafka's own names, e.g. retention.ms.",
+            # A map of int-or-string: CEL rules can then index it by key (the API server
+            # cannot see into a preserve-unknown-fields object), at the price of quoting
+            # booleans and decimals ("false", "0.5").
+            "additionalProperties": {"x-kubernetes-int-or-string": True},
+            "description": "Kafka configuration in Kafka's own names, e.g. retention.ms; "
+            'integers or strings (quote booleans and decimals: "false", "0.5").',
         }
     ),
 ]
-"""Kafka-named settings; values may be strings, numbers or booleans, as in YAML."""
+"""Kafka-named settings; values are integers or strings (Kafka reads every value as text)."""
 
 KubeObject = Annotated[
     dict[str, Any],

@@ -10,7 +10,7 @@ def parse(text: str) -> dict[str, str]:
 
 def test_properties_hold_cluster_wide_settings_in_kafka_names() -> None:
     spec = ClusterSpec.model_validate(
-        {"config": {"num.partitions": 6, "auto.create.topics.enable": False}}
+        {"config": {"num.partitions": 6, "auto.create.topics.enable": "false"}}
     )
     props = parse(broker_properties("events", "prod", spec))
     assert props["cluster.name"] == "events"

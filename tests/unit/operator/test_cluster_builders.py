@@ -20,7 +20,7 @@ SPECS = {
         "resources": {"requests": {"cpu": "500m", "memory": "1Gi"}, "limits": {"memory": "2Gi"}},
         "storage": {"size": "100Gi", "storageClassName": "fast", "deleteClaim": True},
         "rack": {},
-        "config": {"min.insync.replicas": 2, "auto.create.topics.enable": False},
+        "config": {"min.insync.replicas": 2, "auto.create.topics.enable": "false"},
         "coordination": {"managed": {"replicas": 5, "storage": {"type": "ephemeral"}}},
         "listeners": [{"name": "PLAINTEXT", "port": 9092}, {"name": "REPLICATION", "port": 9093}],
         "metrics": {"serviceMonitor": True, "prometheusRule": True},

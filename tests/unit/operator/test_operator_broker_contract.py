@@ -14,7 +14,7 @@ SPEC = ClusterSpec.model_validate(
         "config": {
             "num.partitions": 6,
             "default.replication.factor": 3,
-            "auto.create.topics.enable": False,
+            "auto.create.topics.enable": "false",
         }
     }
 )

