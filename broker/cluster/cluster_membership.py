@@ -80,7 +80,9 @@ class ClusterMembership:
                 while self._leads_movable_partitions():
                     await asyncio.sleep(0.1)
             log.info("broker %d: leaderships moved, shutting down", self._node_id)
-        except (EtcdError, TimeoutError) as error:
+        except TimeoutError:
+            log.warning("controlled shutdown incomplete after %ss; stopping anyway", timeout)
+        except EtcdError as error:
             log.warning("controlled shutdown incomplete (%s); stopping anyway", error)
 
     async def stop(self) -> None:
@@ -91,8 +93,10 @@ class ClusterMembership:
         await self.store.stop()
 
     def _leads_movable_partitions(self) -> bool:
+        """Whether this broker leads a partition another staying broker could take over."""
+        staying = {b for b, leaving in self.store.live_brokers().items() if not leaving}
         return any(
-            p.is_leader and any(replica != self._node_id for replica in p.state.isr)
+            p.is_leader and any(r != self._node_id and r in staying for r in p.state.isr)
             for p in self._replicas
         )
 
@@ -107,8 +111,9 @@ class ClusterMembership:
         lag_s = self._config.get_int("replica.lag.time.max.ms") / 1000
         while True:
             await asyncio.sleep(ISR_CHECK_INTERVAL_S)
+            leaving = {b for b, going in self.store.live_brokers().items() if going}
             for partition in self._replicas:
-                proposed = partition.proposed_isr(lag_s)
+                proposed = partition.proposed_isr(lag_s, leaving)
                 if proposed is None:
                     continue
                 current = partition.state

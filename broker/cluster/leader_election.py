@@ -32,7 +32,9 @@ def elect_for_state(
     if candidates:
         return replace(state, leader=candidates[0], leader_epoch=state.leader_epoch + 1, isr=isr)
     if state.leader in live:
-        return state  # shutting down with nobody in sync to take over: it keeps leading
+        # Shutting down with nobody in sync to take over: it keeps leading, without the
+        # replicas that are gone.
+        return replace(state, isr=tuple(r for r in state.isr if r in live))
     if unclean:
         survivors = [replica for replica in state.replicas if replica in eligible]
         if survivors:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, replace
 
 from odradek.broker.cluster.metadata_image import PartitionState
@@ -86,9 +86,11 @@ class Partition:
 
     def _start_leading(self) -> None:
         # Followers get a full lag window to show up before they can leave the ISR.
-        now = self._clock()
+        now, end = self._clock(), self.log.log_end_offset
         self._followers = {
-            replica: FollowerProgress(caught_up_at=now)
+            replica: FollowerProgress(
+                caught_up_at=now, last_fetch_at=now, leader_end_at_last_fetch=end
+            )
             for replica in self.state.replicas
             if replica != self._node_id
         }
@@ -158,8 +160,11 @@ class Partition:
         progress.leader_end_at_last_fetch = self.log.log_end_offset
         self._maybe_advance_high_watermark()
 
-    def proposed_isr(self, lag_max_s: float) -> PartitionState | None:
-        """The ISR change this leader wants (followers lagging too long out, caught-up ones in)."""
+    def proposed_isr(
+        self, lag_max_s: float, leaving: Collection[int] = ()
+    ) -> PartitionState | None:
+        """The ISR change this leader wants: followers lagging too long out, caught-up ones
+        in, except brokers that are shutting down (``leaving``), which may not rejoin."""
         if not self.is_leader:
             return None
         now = self._clock()
@@ -175,6 +180,7 @@ class Partition:
             # follower that just died or was removed is not added back on stale progress.
             rejoins = (
                 replica not in self.state.isr
+                and replica not in leaving
                 and progress.log_end_offset >= max(self.high_watermark, 0)
                 and progress.caught_up_at > self._isr_changed_at
             )

@@ -353,11 +353,6 @@ def _leader_epoch(cluster: Cluster, topic: str, via: int) -> int:
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(
-    strict=True,
-    reason="broker bug: a shutting-down leader keeps dead followers in its ISR (elect_for_state "
-    "returns the state unchanged), so the last broker waits controlled.shutdown.timeout.ms",
-)
 def test_stopping_every_broker_at_once_needs_no_controlled_shutdown_timeout(
     cluster_factory: ClusterFactory,
 ) -> None:

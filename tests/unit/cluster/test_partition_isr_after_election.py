@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-import pytest
 from kafka.record.default_records import DefaultRecordBatchBuilder
 
 from odradek.broker.cluster.metadata_image import PartitionState
@@ -35,11 +34,6 @@ class FakeClock:
         return self.now
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="broker bug: FollowerProgress.last_fetch_at/leader_end_at_last_fetch start at 0 on a "
-    "new leader, so a follower's first fetch behind the leader's end sets caught_up_at to 0",
-)
 def test_follower_slightly_behind_at_its_first_fetch_after_an_election_stays_in_sync(
     tmp_path: Path,
 ) -> None:
