@@ -73,6 +73,7 @@ class ReadResult:
     size: int
     log_start_offset: int
     log_end_offset: int
+    next_offset: int = -1  # the offset after the last batch returned (-1: nothing returned)
 
 
 class PartitionLog:
@@ -362,6 +363,7 @@ class PartitionLog:
         regions: list[FileRegion] = []
         total = 0
         offset = fetch_offset
+        next_offset = -1
         for segment in self._segments[self._segment_index(fetch_offset) :]:
             if offset >= upper:
                 break
@@ -370,32 +372,36 @@ class PartitionLog:
                 continue
             start = found[0]
             if segment.next_offset <= upper and total + segment.size - start <= max_bytes:
-                end, complete = segment.size, True
+                end, complete, after = segment.size, True, segment.next_offset
             else:
-                end, complete = self._scan_region(
+                end, complete, after = self._scan_region(
                     segment, start, upper, max_bytes - total, min_one_batch and not regions
                 )
             if end > start:
                 regions.append(FileRegion(segment.file, start, end - start))
                 total += end - start
+                next_offset = after
             if not complete:
                 break
             offset = segment.next_offset
-        return ReadResult(tuple(regions), total, self.log_start_offset, self.log_end_offset)
+        return ReadResult(
+            tuple(regions), total, self.log_start_offset, self.log_end_offset, next_offset
+        )
 
     @staticmethod
     def _scan_region(
         segment: LogSegment, start: int, upper: int, budget: int, take_first: bool
-    ) -> tuple[int, bool]:
-        """End of the batches from ``start`` that fit; True if the segment's end was reached."""
-        end = start
+    ) -> tuple[int, bool, int]:
+        """(end position, whether the segment's end was reached, next offset) of the
+        batches from ``start`` that fit."""
+        end, after = start, -1
         for position, header in segment.headers_from(start):
             if header.base_offset >= upper:
-                return end, False
+                return end, False, after
             if position + header.size - start > budget and not (take_first and end == start):
-                return end, False
-            end = position + header.size
-        return end, True
+                return end, False, after
+            end, after = position + header.size, header.next_offset
+        return end, True, after
 
     def _batches_from(self, offset: int) -> Iterator[tuple[LogSegment, int, BatchHeader]]:
         """(segment, position, header) of every batch holding ``offset`` or later ones."""

@@ -66,6 +66,12 @@ class BrokerMetrics:
         self.records_in = Counter(
             "odradek_records_in", "Records appended", ["topic"], registry=self.registry
         )
+        self.records_out = Counter(
+            "odradek_records_out",
+            "Records (by offset) sent to fetchers",
+            ["topic"],
+            registry=self.registry,
+        )
         self.bytes_out = Counter(
             "odradek_bytes_out", "Record bytes sent to fetchers", ["topic"], registry=self.registry
         )

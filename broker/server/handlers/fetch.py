@@ -27,7 +27,7 @@ async def handle(context: BrokerContext, request: Request) -> EncodedResponse:
     loop = asyncio.get_running_loop()
     deadline = loop.time() + body.max_wait.total_seconds()
     while True:
-        topics, size, has_error = _read(context, body)
+        topics, size, has_error, records = _read(context, body)
         remaining = deadline - loop.time()
         if size >= body.min_bytes or has_error or remaining <= 0:
             break
@@ -39,18 +39,22 @@ async def handle(context: BrokerContext, request: Request) -> EncodedResponse:
         sent = sum(partition.records_size for partition in topic.partitions)
         if sent:
             context.metrics.bytes_out.labels(topic.name).inc(sent)
+            context.metrics.records_out.labels(topic.name).inc(records.get(topic.name, 0))
     chunks = encode_fetch_response(request.header.api_version, topics)
     return EncodedResponse(chunks)
 
 
-def _read(context: BrokerContext, body: Any) -> tuple[Topics, int, bool]:
+def _read(context: BrokerContext, body: Any) -> tuple[Topics, int, bool, dict[str, int]]:
+    """The fetched partitions, bytes, whether any failed, and records sent per topic
+    (counted by offsets, so compaction gaps count too)."""
     budget = body.max_bytes
     total, has_error = 0, False
+    records: dict[str, int] = {}
     topics: Topics = []
     for topic in body.topics:
         fetched: FetchedTopic[FileRegion] = FetchedTopic(topic.topic)
         for item in topic.partitions:
-            result = _read_partition(
+            result, sent_up_to = _read_partition(
                 context,
                 topic.topic,
                 item,
@@ -61,10 +65,12 @@ def _read(context: BrokerContext, body: Any) -> tuple[Topics, int, bool]:
             )
             has_error |= result.error_code != 0
             total += result.records_size
+            if sent_up_to > item.fetch_offset:
+                records[topic.topic] = records.get(topic.topic, 0) + sent_up_to - item.fetch_offset
             budget = max(budget - result.records_size, 0)
             fetched.partitions.append(result)
         topics.append(fetched)
-    return topics, total, has_error
+    return topics, total, has_error, records
 
 
 def _read_partition(
@@ -75,8 +81,10 @@ def _read_partition(
     replica_id: int,
     rack_id: str,
     min_one_batch: bool,
-) -> FetchedPartition[FileRegion]:
-    """Consumers (replica id < 0) read up to the high watermark, from the leader or
+) -> tuple[FetchedPartition[FileRegion], int]:
+    """The partition's answer and the offset after its last batch (-1: none).
+
+    Consumers (replica id < 0) read up to the high watermark, from the leader or
     (Fetch v11+, KIP-392) any replica; followers read to the leader's log end."""
     committed_only = replica_id < 0
     try:
@@ -91,7 +99,7 @@ def _read_partition(
         elif rack_id and partition.is_leader:
             preferred = _replica_in_rack(context, partition.state, rack_id)
             if preferred is not None:
-                return _redirect(partition, item.partition, preferred)
+                return _redirect(partition, item.partition, preferred), -1
         result = partition.log.read(
             item.fetch_offset,
             max_bytes,
@@ -101,9 +109,12 @@ def _read_partition(
     except Exception as error:  # every failure becomes this partition's error code
         code, _ = error_of(error)
         log_start, high_watermark = _offsets_or_unknown(context, topic, item.partition)
-        return FetchedPartition(item.partition, code, high_watermark, high_watermark, log_start)
+        failed = FetchedPartition[FileRegion](
+            item.partition, code, high_watermark, high_watermark, log_start
+        )
+        return failed, -1
     high_watermark = partition.high_watermark
-    return FetchedPartition(
+    answer = FetchedPartition(
         partition_index=item.partition,
         error_code=ErrorCode.none.value,
         high_watermark=high_watermark,
@@ -112,6 +123,7 @@ def _read_partition(
         records=result.regions,
         records_size=result.size,
     )
+    return answer, result.next_offset
 
 
 def _replica_in_rack(context: BrokerContext, state: PartitionState, rack: str) -> int | None:
