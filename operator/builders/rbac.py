@@ -7,6 +7,7 @@ from .meta import Obj, Owner, labels, metadata
 
 NODE_READER_ROLE = "odradek-node-reader"
 """ClusterRole shipped by the chart: get nodes, to learn a broker's zone."""
+CLUSTER_NAMESPACE_LABEL = "odradek.io/cluster-namespace"
 
 
 def service_account(owner: Owner) -> Obj:
@@ -19,7 +20,7 @@ def service_account(owner: Owner) -> Obj:
 
 
 def node_reader_binding(owner: Owner) -> Obj:
-    """Cluster-scoped, so it cannot be owned by the Cluster; the operator deletes it."""
+    """Cluster-scoped, so it cannot be owned by the Cluster; the resync loop deletes it."""
     return {
         "apiVersion": "rbac.authorization.k8s.io/v1",
         "kind": "ClusterRoleBinding",
@@ -27,7 +28,7 @@ def node_reader_binding(owner: Owner) -> Obj:
             "name": names.node_reader_binding(owner.namespace, owner.name),
             "labels": {
                 **labels(owner, "broker"),
-                "odradek.io/cluster-namespace": owner.namespace,
+                CLUSTER_NAMESPACE_LABEL: owner.namespace,
             },
         },
         "roleRef": {

@@ -12,7 +12,6 @@ import kopf
 from prometheus_client import start_http_server
 
 from ..constants import GROUP, OUT_OF_CLUSTER_ENV, TOPIC_FINALIZER, VERSION
-from .cluster_sync import owner_of
 from .confluent_admin import ConfluentAdmin
 from .context import Context, Log
 from .kube import ApiKube
@@ -57,15 +56,6 @@ async def stop(memo: kopf.Memo, **_: Any) -> None:
 @kopf.on.update(group=GROUP, version=VERSION, plural=CLUSTERS.plural)
 def cluster_changed(body: kopf.Body, memo: kopf.Memo, logger: Log, **_: Any) -> None:
     CLUSTERS.run(memo.context, body, logger)
-
-
-@kopf.on.delete(group=GROUP, version=VERSION, plural=CLUSTERS.plural, optional=True)
-def cluster_deleted(body: kopf.Body, memo: kopf.Memo, **_: Any) -> None:
-    """Best effort, without a finalizer: the one cluster-scoped object has no owner to GC it."""
-    from ..builders.rbac import node_reader_binding
-
-    binding = node_reader_binding(owner_of(body))
-    memo.context.kube.delete(binding["apiVersion"], binding["kind"], binding["metadata"]["name"])
 
 
 @kopf.on.resume(group=GROUP, version=VERSION, plural=TOPICS.plural)

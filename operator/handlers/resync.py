@@ -14,6 +14,7 @@ import os
 from ..constants import API_VERSION
 from .context import Context
 from .metrics import RESOURCES
+from .node_reader_cleanup import prune_node_reader_bindings
 from .resources import SERVED
 
 INTERVAL_SECONDS = float(os.environ.get("ODRADEK_OPERATOR_RESYNC_SECONDS", "10"))
@@ -41,6 +42,8 @@ def resync_once(ctx: Context, namespaces: tuple[str, ...]) -> None:
                     body["metadata"]["namespace"],
                     body["metadata"]["name"],
                 )
+    for name in prune_node_reader_bindings(ctx.kube, namespaces):
+        logger.info("ClusterRoleBinding %s: its Cluster is gone, deleted", name)
 
 
 async def resync_forever(ctx: Context, namespaces: tuple[str, ...]) -> None:

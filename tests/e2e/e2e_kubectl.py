@@ -6,36 +6,51 @@ import json
 import subprocess
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, TypeVar
-
-import yaml
 
 T = TypeVar("T")
 
 
 class Kubectl:
-    def run(self, *args: str, stdin: str | None = None, check: bool = True) -> str:
-        result = subprocess.run(
-            ["kubectl", *args], input=stdin, capture_output=True, text=True, check=False
+    """kubectl against one kubeconfig (the environment's KUBECONFIG when None)."""
+
+    def __init__(self, kubeconfig: Path | None = None) -> None:
+        self.kubeconfig = kubeconfig
+
+    def _run(self, args: tuple[str, ...], stdin: str | None) -> subprocess.CompletedProcess[str]:
+        config = ["--kubeconfig", str(self.kubeconfig)] if self.kubeconfig else []
+        return subprocess.run(
+            ["kubectl", *config, *args], input=stdin, capture_output=True, text=True, check=False
         )
+
+    def run(self, *args: str, stdin: str | None = None, check: bool = True) -> str:
+        """stdout and stderr together (kubectl's refusals are on stderr)."""
+        result = self._run(args, stdin)
         if check and result.returncode != 0:
             raise AssertionError(f"kubectl {' '.join(args)}: {result.stderr.strip()}")
         return result.stdout + result.stderr
 
+    def json(self, *args: str) -> Any:
+        """The parsed stdout of a command run with ``-o json``."""
+        result = self._run((*args, "-o", "json"), None)
+        if result.returncode != 0:
+            raise AssertionError(f"kubectl {' '.join(args)}: {result.stderr.strip()}")
+        return json.loads(result.stdout)
+
     def apply(self, namespace: str, *docs: dict[str, Any], check: bool = True) -> str:
-        text = yaml.safe_dump_all(
-            [{**d, "metadata": {**d["metadata"], "namespace": namespace}} for d in docs]
-        )
+        """Server-side apply into ``namespace``; sent as JSON (kubectl's YAML reads "y" as true)."""
+        items = [{**d, "metadata": {**d["metadata"], "namespace": namespace}} for d in docs]
+        text = json.dumps({"apiVersion": "v1", "kind": "List", "items": items})
         return self.run("apply", "--server-side", "-f", "-", stdin=text, check=check)
 
     def get(self, namespace: str, kind: str, name: str) -> dict[str, Any] | None:
-        out = subprocess.run(
-            ["kubectl", "get", "-n", namespace, kind, name, "-o", "json"],
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-        return json.loads(out.stdout) if out.returncode == 0 else None
+        out = self._run(("get", "-n", namespace, kind, name, "-o", "json"), None)
+        return dict(json.loads(out.stdout)) if out.returncode == 0 else None
+
+    def items(self, namespace: str, kind: str, selector: str = "") -> list[dict[str, Any]]:
+        found = self.json("get", "-n", namespace, kind, *(["-l", selector] if selector else []))
+        return list(found["items"])
 
     def condition(self, namespace: str, kind: str, name: str, type_: str) -> dict[str, Any]:
         obj = self.get(namespace, kind, name) or {}

@@ -106,7 +106,7 @@ PRODUCE_CONSUME = """
 
 
 def test_cluster_serves_traffic_survives_a_pod_loss_and_scales(
-    kubectl: Kubectl, operator: None, namespace: str, image: str
+    kubectl: Kubectl, chart_operator: None, namespace: str, image: str
 ) -> None:
     kubectl.apply(namespace, cluster(3), topic("orders", 6))
     wait_ready(kubectl, namespace, "clusters.odradek.io", "events")
@@ -136,7 +136,7 @@ def test_cluster_serves_traffic_survives_a_pod_loss_and_scales(
 
 
 def test_namespace_with_topics_is_deleted_after_its_cluster_without_hanging(
-    kubectl: Kubectl, operator: None, namespace: str
+    kubectl: Kubectl, chart_operator: None, namespace: str
 ) -> None:
     kubectl.apply(namespace, cluster(1), topic("orders", 1, replicas=1))
     wait_for(

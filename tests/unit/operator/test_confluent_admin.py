@@ -9,11 +9,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from operator_world import LOGGER, World, resource
 
 from odradek.operator.handlers.confluent_admin import ConfluentAdmin
 from odradek.operator.handlers.kafka_admin import KafkaAdminError
-from odradek.operator.handlers.kopf_handlers import topic_changed
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "integration"))
 from broker_process import Broker
@@ -80,23 +78,3 @@ def test_a_reassignment_the_broker_cannot_do_is_an_admin_error(admin: ConfluentA
         admin.reassign({("op-moves", 0): (0,)})
     except KafkaAdminError as error:
         assert "reassignment" in str(error)
-
-
-@pytest.mark.slow
-def test_topic_handler_against_a_real_broker(admin: ConfluentAdmin) -> None:
-    world = World(brokers=1)
-    world.context.admin = lambda _bootstrap: admin
-    world.kube.add(resource("Cluster", "events", {"replicas": 1}))
-    world.kube.add(
-        resource(
-            "Topic",
-            "op-handled",
-            {"cluster": "events", "partitions": 3, "config": {"retention.ms": 1000}},
-        )
-    )
-    topic_changed(body=world.body("Topic", "op-handled"), memo=world.memo, logger=LOGGER)
-    status = world.status("Topic", "op-handled")
-    assert world.condition("Topic", "op-handled")["status"] == "True"
-    assert (status["partitions"], status["replicas"]) == (3, 1)
-    observed = admin.topic("op-handled")
-    assert observed is not None and observed.overrides == {"retention.ms": "1000"}
