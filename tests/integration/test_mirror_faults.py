@@ -23,6 +23,7 @@ from odradek.mirror.internal_topics import read_checkpoints
 pytest_plugins = ("mirror_harness",)  # fixtures: east_and_west, mirror_factory
 
 QUEUE_SIZE = 500
+COMMIT_DELAY_SLACK_S = 5.0
 COMMIT_INTERVAL_S = 0.2
 
 
@@ -87,7 +88,9 @@ def test_sigkill_under_load_loses_nothing_and_duplicates_stay_within_the_bound(
 
     wait_until(complete, 60, "every acknowledged source record on the target")
     duplicates = len(copies) - len(set(copies))
-    bound = kills * (QUEUE_SIZE + rate * (COMMIT_INTERVAL_S + 1.0))
+    # Per kill: the queue, plus what was mirrored since the last commit. Commits run every
+    # COMMIT_INTERVAL_S, but a loaded machine delays them, hence the few seconds of slack.
+    bound = kills * (QUEUE_SIZE + rate * (COMMIT_INTERVAL_S + COMMIT_DELAY_SLACK_S))
     print(
         f"{len(load.acked)} records, {kills} SIGKILLs, {duplicates} duplicates (bound {bound:.0f})"
     )
