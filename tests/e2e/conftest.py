@@ -14,7 +14,6 @@ import os
 import shutil
 import subprocess
 import sys
-import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "integration"))
 from chart_install import install_without_operator, service_account_token
 from cluster_harness import ClusterFactory, cluster_pool, running_etcd
 from control_plane import build_binaries, running_control_plane
-from e2e_kubectl import Kubectl
+from e2e_kubectl import Kubectl, new_namespace
 from kubeconfig import token_kubeconfig
 from kubelet_stand_in import KubeletStandIn
 from operator_process import running_operator
@@ -136,12 +135,6 @@ def brokers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ClusterFactory
     with running_etcd(workdir) as etcd, cluster_pool(workdir / "clusters", etcd) as make:
         yield make
     shutil.rmtree(workdir, ignore_errors=True)
-
-
-def new_namespace(kubectl: Kubectl) -> str:
-    name = f"odradek-e2e-{uuid.uuid4().hex[:8]}"
-    kubectl.run("create", "namespace", name)
-    return name
 
 
 @pytest.fixture

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import time
+import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -58,6 +59,13 @@ class Kubectl:
             if condition["type"] == type_:
                 return dict(condition)
         return {}
+
+
+def new_namespace(kubectl: Kubectl) -> str:
+    """A namespace with a fresh name; the caller deletes it."""
+    name = f"odradek-e2e-{uuid.uuid4().hex[:8]}"
+    kubectl.run("create", "namespace", name)
+    return name
 
 
 def wait_for(what: str, probe: Callable[[], T | None], timeout: float = 300, every: float = 3) -> T:

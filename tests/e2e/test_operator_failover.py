@@ -8,8 +8,7 @@ from typing import Any
 import pytest
 import yaml
 from cluster_harness import ClusterFactory
-from conftest import new_namespace
-from e2e_kubectl import Kubectl, wait_for
+from e2e_kubectl import Kubectl, new_namespace, wait_for
 from kubelet_stand_in import KubeletStandIn
 from operator_scenario import CLUSTERS, Scenario, pointed_at, selector
 

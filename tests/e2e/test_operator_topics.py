@@ -17,8 +17,7 @@ from confluent_kafka.admin import (  # type: ignore[attr-defined]  # re-exports
     ConfigResource,
     NewTopic,
 )
-from conftest import new_namespace
-from e2e_kubectl import Kubectl, wait_for
+from e2e_kubectl import Kubectl, new_namespace, wait_for
 from kubelet_stand_in import KubeletStandIn
 from operator_scenario import MIRRORMAKERS, NODES, TOPICS, Scenario, pointed_at
 
