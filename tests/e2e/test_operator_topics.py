@@ -34,11 +34,10 @@ def resource(kind: str, name: str, spec: dict[str, Any]) -> dict[str, Any]:
 
 
 @pytest.fixture(scope="module")
-def scenario(
-    kubectl: Kubectl, operator: None, kubelet: KubeletStandIn, brokers: ClusterFactory
-) -> Iterator[Scenario]:
+def scenario(kubectl: Kubectl, operator: None, brokers: ClusterFactory) -> Iterator[Scenario]:
+    """Needs no kubelet: runs on any cluster (only the MirrorMaker test plays one)."""
     namespace = new_namespace(kubectl)
-    scenario = Scenario(kubectl, kubelet, namespace, brokers(1))
+    scenario = Scenario(kubectl, KubeletStandIn(kubectl), namespace, brokers(1))
     cluster = resource(
         "Cluster",
         "events",
@@ -114,7 +113,7 @@ def test_deleting_a_topic_deletes_it_from_the_brokers(scenario: Scenario) -> Non
 
 
 def test_a_mirrormaker_runs_as_a_deployment_and_reports_what_it_mirrors(
-    scenario: Scenario,
+    scenario: Scenario, kubelet: KubeletStandIn
 ) -> None:
     admin = AdminClient({"bootstrap.servers": scenario.loopback.bootstrap})
     for name in ("east.orders", "local"):
@@ -139,7 +138,7 @@ def test_a_mirrormaker_runs_as_a_deployment_and_reports_what_it_mirrors(
         lambda: scenario.kubectl.items(scenario.namespace, "pods", selector),
         every=0.5,
     )
-    scenario.kubelet.start_pods(scenario.namespace, selector, list(NODES))
+    kubelet.start_pods(scenario.namespace, selector, list(NODES))
     ready = scenario.wait_condition(
         lambda c: c["status"] == "True", "MirrorMaker Ready", kind=MIRRORMAKERS, name="dr"
     )
