@@ -34,6 +34,18 @@ def free_port() -> int:
         return port
 
 
+def free_ports(count: int) -> list[int]:
+    """``count`` distinct loopback TCP ports, all bound at once so none repeats."""
+    with contextlib.ExitStack() as stack:
+        sockets = [
+            stack.enter_context(socket.socket(socket.AF_INET, socket.SOCK_STREAM))
+            for _ in range(count)
+        ]
+        for sock in sockets:
+            sock.bind(("127.0.0.1", 0))
+        return [sock.getsockname()[1] for sock in sockets]
+
+
 def http_status(url: str, timeout: float = 1.0) -> int | None:
     """The HTTP status of GET ``url``, or None when nothing answers."""
     try:

@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from odradek.cli.child_process import ChildProcess, free_port, http_status
+from odradek.cli.child_process import ChildProcess, free_ports, http_status
 from odradek.cli.etcd_process import EtcdProcess
 
 READY_TIMEOUT_S = 60.0
@@ -72,11 +72,14 @@ def plan_brokers(
     count: int, data_dir: Path, racks: Sequence[str] = (), base_port: int | None = None
 ) -> list[BrokerSpec]:
     """Specs for brokers 0..count-1, racks round-robin, ports from ``base_port`` or free."""
+    chosen = free_ports(2 * count) if not base_port else []
     return [
         BrokerSpec(
             node_id=node_id,
-            port=base_port + node_id if base_port else free_port(),
-            http_port=base_port + HTTP_PORT_OFFSET + node_id if base_port else free_port(),
+            port=base_port + node_id if base_port else chosen[2 * node_id],
+            http_port=(
+                base_port + HTTP_PORT_OFFSET + node_id if base_port else chosen[2 * node_id + 1]
+            ),
             data_dir=data_dir / f"broker-{node_id}",
             rack=racks[node_id % len(racks)] if racks else None,
         )
