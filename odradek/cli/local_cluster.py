@@ -15,7 +15,7 @@ import os
 import shutil
 import sys
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -69,10 +69,18 @@ class BrokerSpec:
 
 
 def plan_brokers(
-    count: int, data_dir: Path, racks: Sequence[str] = (), base_port: int | None = None
+    count: int,
+    data_dir: Path,
+    racks: Sequence[str] = (),
+    base_port: int | None = None,
+    exclude: Collection[int] = (),
 ) -> list[BrokerSpec]:
-    """Specs for brokers 0..count-1, racks round-robin, ports from ``base_port`` or free."""
-    chosen = free_ports(2 * count) if not base_port else []
+    """Specs for brokers 0..count-1, racks round-robin, ports from ``base_port`` or free
+    (distinct, and none of ``exclude``: ports already promised to etcd)."""
+    chosen = []
+    if not base_port:
+        candidates = free_ports(2 * count + len(exclude))
+        chosen = [port for port in candidates if port not in exclude][: 2 * count]
     return [
         BrokerSpec(
             node_id=node_id,
@@ -136,7 +144,8 @@ class LocalCluster:
             base_port + ETCD_PORT_OFFSET if base_port else None,
             base_port + ETCD_PORT_OFFSET + 1 if base_port else None,
         )
-        self.specs = plan_brokers(brokers, data_dir, racks, base_port)
+        etcd_ports = {self.etcd.client_port, self.etcd.peer_port}
+        self.specs = plan_brokers(brokers, data_dir, racks, base_port, exclude=etcd_ports)
         self.settings = {**cluster_defaults(brokers), **(settings or {})}
         self.brokers: list[LocalBroker] = []
 
