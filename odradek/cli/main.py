@@ -46,8 +46,20 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def keep_test_tooling_out() -> None:
+    """Make Hypothesis unimportable in this process unless something already imported it.
+
+    kio registers Hypothesis strategies for its types at import whenever Hypothesis is
+    installed (test environments): that takes 0.2-3 s per process, depending on whether a
+    ``.hypothesis/`` cache exists in the working directory, and writes one there. No
+    command uses them, and a broker must be ready in well under two seconds.
+    """
+    sys.modules.setdefault("hypothesis", None)  # type: ignore[arg-type]
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     """Parse arguments and run the chosen subcommand; its return value is the exit code."""
+    keep_test_tooling_out()
     args = build_parser().parse_args(argv)
     run: Callable[[argparse.Namespace], int] = args.run
     sys.exit(run(args))
