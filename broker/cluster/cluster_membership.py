@@ -11,6 +11,7 @@ from collections.abc import Callable
 from odradek.broker.cluster.controller import Controller
 from odradek.broker.cluster.etcd_client import EtcdClient, EtcdError
 from odradek.broker.cluster.etcd_store import EtcdMetadataStore
+from odradek.broker.cluster.leader_election import NO_LEADER
 from odradek.broker.cluster.metadata_image import BrokerRegistration
 from odradek.broker.cluster.replica_fetcher import FetcherSettings, ReplicaFetcherManager
 from odradek.broker.cluster.replica_manager import ReplicaManager
@@ -60,8 +61,14 @@ class ClusterMembership:
         self.isr_expands = 0
 
     async def start(self) -> None:
-        """Register in etcd; the caller subscribes the replica manager to the store."""
+        """Register in etcd; the caller subscribes the replica manager to the store.
+
+        The broker leads nothing until the controller has unfenced this registration.
+        """
+        self._replicas.set_fenced(True)
         await self.store.start()
+        self.store.subscribe(lambda old, new: self._update_fencing())
+        self._update_fencing()  # the first image may already hold the controller's answer
         self._replicas.on_follow_change(self.fetchers.update)
         self._tasks = [
             asyncio.create_task(self.controller.run(), name="controller"),
@@ -127,15 +134,31 @@ class ClusterMembership:
                             "%s: isr %s -> %s", partition.key, list(current.isr), list(proposed.isr)
                         )
 
+    def is_ready(self) -> bool:
+        """Unfenced by the controller, and in the ISR of every partition it follows that
+        has a leader: a restart of it, or of another broker, loses no in-sync copy."""
+        return not self._replicas.fenced and all(
+            self._node_id in p.state.isr
+            for p in self._replicas
+            if p.state.leader not in (self._node_id, NO_LEADER)
+        )
+
+    def _update_fencing(self) -> None:
+        image = self.store.image
+        fenced = self.store.session_lost.is_set() or self._node_id in image.fenced_brokers()
+        if fenced != self._replicas.fenced:
+            log.info("broker %d %s", self._node_id, "fenced" if fenced else "unfenced")
+            self._replicas.set_fenced(fenced)
+
     async def _watch_session(self) -> None:
         while True:
             await self.store.session_lost.wait()
             log.error("broker %d lost its etcd session: leading nothing until back", self._node_id)
-            self._replicas.set_fenced(True)
+            self._update_fencing()
             while self.store.session_lost.is_set():
                 try:
                     await self.store.renew_session()
                 except EtcdError as error:
                     log.warning("cannot register again yet: %s", error)
                     await asyncio.sleep(1)
-            self._replicas.set_fenced(False)
+            self._update_fencing()

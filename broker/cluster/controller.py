@@ -6,6 +6,12 @@ it holds it, it answers every change of the broker set with the elections of
 ``leader_election`` and, periodically, moves leadership back to preferred
 replicas. Its partition writes are transactions that also check the
 controller key is still its own, so a deposed controller cannot write.
+
+A broker registration starts fenced, like a restarted broker in Kafka: it may
+follow but not lead or count as in sync. The controller first takes away
+whatever the broker's earlier registration led or was in sync for (its disk may
+be empty now, or behind), then unfences it; leaders add it back to their ISRs
+once it has caught up.
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ from odradek.broker.cluster.etcd_client import EtcdError
 from odradek.broker.cluster.etcd_store import EtcdMetadataStore
 from odradek.broker.cluster.leader_election import (
     Change,
+    holds_partitions,
     plan_elections,
     plan_preferred_leaders,
 )
@@ -53,11 +60,11 @@ class Controller:
 
     async def run(self) -> None:
         while True:
+            self._changed.clear()  # before the step: a change during it runs another
             try:
                 await self._step()
             except EtcdError as error:
                 log.warning("controller step failed: %s", error)
-            self._changed.clear()
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(1.0):
                     await self._changed.wait()
@@ -78,16 +85,28 @@ class Controller:
             return
         if self._revision is None:
             return  # the key names us but from an earlier session; it expires with it
-        await self._write(self._elections(image))
-        live = set(self._store.live_brokers())
+        brokers = self._store.live_brokers()
+        fenced = image.fenced_brokers()
+        live = set(brokers) - fenced
+        shutting_down = {broker for broker, leaving in brokers.items() if leaving}
+        await self._write(plan_elections(image, live, shutting_down, self._unclean_allowed))
+        await self._unfence(fenced)
         await self._write(plan_reassignment_completions(self._store.image, live))
         if self._rebalance_due():
             await self._write(plan_preferred_leaders(self._store.image, live))
 
-    def _elections(self, image: MetadataImage) -> list[Change]:
-        brokers = self._store.live_brokers()
-        shutting_down = {broker for broker, leaving in brokers.items() if leaving}
-        return plan_elections(image, set(brokers), shutting_down, self._unclean_allowed)
+    async def _unfence(self, fenced: set[int]) -> None:
+        """Unfence each broker once the image shows its earlier leaderships taken away."""
+        image = self._store.image
+        for broker in sorted(fenced):
+            if (
+                self._revision is not None
+                and not holds_partitions(image, broker)
+                and await self._store.unfence_as_controller(self._revision, broker)
+            ):
+                log.info(
+                    "broker %d unfenced (registration %d)", broker, image.brokers[broker].epoch
+                )
 
     def _rebalance_due(self) -> bool:
         if self._rebalance_interval_s is None:

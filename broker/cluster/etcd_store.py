@@ -3,7 +3,8 @@
 Layout under ``/odradek/<cluster>/``: ``brokers/<id>`` (leased: the broker's
 liveness), ``controller`` (leased, created with a compare-and-set),
 ``controller_epoch``, ``topics/<name>`` (id, replica assignment, configs),
-``partitions/<topic>/<p>`` (leader, leader epoch, ISR), ``configs/<resource>``
+``partitions/<topic>/<p>`` (leader, leader epoch, ISR), ``unfenced/<id>`` (the
+registration of that broker the controller has unfenced), ``configs/<resource>``
 (dynamic broker configs), ``producer_ids`` and ``cluster_id``. Every broker
 keeps a local image of it, fed by one watch; every write of partition state is
 a compare-and-set on the revision the image was built from.
@@ -216,6 +217,19 @@ class EtcdMetadataStore:
             if await self._client.txn([condition], [put_op(key, str(first + count).encode())]):
                 return first
 
+    async def unfence_as_controller(self, controller_revision: int, broker: int) -> bool:
+        """Record that ``broker``'s current registration may lead and join ISRs."""
+        registration = self._image.brokers.get(broker)
+        if registration is None:
+            return False
+        return await self._client.txn(
+            [
+                unchanged_since(self._key("controller"), controller_revision),
+                Compare(self._broker_key(broker), "CREATE", registration.epoch),
+            ],
+            [put_op(self._key(f"unfenced/{broker}"), str(registration.epoch).encode())],
+        )
+
     # --- controller election ---------------------------------------------------------------
 
     async def try_become_controller(self) -> int | None:
@@ -333,6 +347,7 @@ def _image_from(prefix: str, kvs: dict[str, KeyValue]) -> MetadataImage:
     topics: dict[str, dict[str, Any]] = {}
     states: dict[tuple[str, int], dict[str, Any]] = {}
     configs: dict[str, dict[str, str]] = {}
+    unfenced: dict[int, int] = {}
     cluster_id, controller = "", NO_CONTROLLER
     for key, kv in kvs.items():
         path = key[len(prefix) :].split("/")
@@ -340,8 +355,10 @@ def _image_from(prefix: str, kvs: dict[str, KeyValue]) -> MetadataImage:
         if path[0] == "brokers":
             item = json.loads(data)
             brokers[item["node_id"]] = BrokerRegistration(
-                item["node_id"], item["host"], item["port"], item.get("rack")
+                item["node_id"], item["host"], item["port"], item.get("rack"), kv.create_revision
             )
+        elif path[0] == "unfenced":
+            unfenced[int(path[1])] = int(data)
         elif path[0] == "topics":
             topics[path[1]] = json.loads(data)
         elif path[0] == "partitions":
@@ -367,7 +384,7 @@ def _image_from(prefix: str, kvs: dict[str, KeyValue]) -> MetadataImage:
             item["configs"],
             item.get("internal", False),
         )
-    return MetadataImage(cluster_id, controller, brokers, image_topics, configs)
+    return MetadataImage(cluster_id, controller, brokers, image_topics, configs, unfenced)
 
 
 def _encode_broker(broker: BrokerRegistration, shutting_down: bool = False) -> bytes:

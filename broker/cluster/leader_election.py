@@ -74,6 +74,18 @@ def plan_preferred_leaders(image: MetadataImage, live: Collection[int]) -> list[
     return changes
 
 
+def holds_partitions(image: MetadataImage, broker: int) -> bool:
+    """Whether ``broker`` leads a partition, or is in the ISR of one that has a leader.
+
+    The ISR of a leaderless partition is its last, kept so that one of its members
+    leads on return: a broker may be unfenced while in it.
+    """
+    return any(
+        state.leader == broker or (state.leader != NO_LEADER and broker in state.isr)
+        for _, state in _states(image)
+    )
+
+
 def _states(image: MetadataImage) -> Iterator[tuple[str, PartitionState]]:
     for topic in image.topics.values():
         for state in topic.partitions:

@@ -14,6 +14,10 @@ class BrokerRegistration:
     host: str
     port: int
     rack: str | None = None
+    # Which registration this is (etcd's create revision of its key), like Kafka's broker
+    # epoch: a broker that restarts, or registers again after losing its session, gets a
+    # new one.
+    epoch: int = 0
 
 
 @dataclass(frozen=True)
@@ -97,6 +101,15 @@ class MetadataImage:
     topics: Mapping[str, TopicMetadata] = field(default_factory=dict)
     # Dynamic broker configs by resource name: "" for the cluster default, else a broker id.
     broker_configs: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    # The registration epoch of each broker the controller has unfenced: it took the
+    # broker's leaderships and ISR places of any earlier registration away first.
+    unfenced: Mapping[int, int] = field(default_factory=dict)
+
+    def fenced_brokers(self) -> set[int]:
+        """Registered brokers whose current registration the controller has not unfenced."""
+        return {
+            node for node, broker in self.brokers.items() if self.unfenced.get(node) != broker.epoch
+        }
 
     def with_topic(self, topic: TopicMetadata) -> MetadataImage:
         return replace(self, topics={**self.topics, topic.name: topic})

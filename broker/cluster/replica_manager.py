@@ -28,6 +28,7 @@ class ReplicaManager:
         self._partitions: dict[PartitionKey, Partition] = {}
         self._role_listeners: list[RoleListener] = []
         self._follow_listeners: list[FollowListener] = []
+        self._fenced = False
 
     def __iter__(self) -> Iterator[Partition]:
         return iter(list(self._partitions.values()))
@@ -47,8 +48,16 @@ class ReplicaManager:
     def on_follow_change(self, listener: FollowListener) -> None:
         self._follow_listeners.append(listener)
 
+    @property
+    def fenced(self) -> bool:
+        return self._fenced
+
     def set_fenced(self, fenced: bool) -> None:
-        """While fenced (coordination session lost) this broker leads nothing."""
+        """While fenced (not yet unfenced by the controller, or the coordination session
+        lost) this broker leads nothing."""
+        if fenced == self._fenced:
+            return
+        self._fenced = fenced
         for partition in self:
             partition.fenced = fenced
             self._announce(partition)
@@ -71,6 +80,7 @@ class ReplicaManager:
                 elif existing is None and self._node_id in state.replicas:
                     partition_log = self._logs.get_or_create(topic.name, state.partition, config)
                     created = Partition(key, partition_log, state, self._node_id)
+                    created.fenced = self._fenced
                     self._partitions[key] = created
                     changed.append(created)
         for key, partition in list(self._partitions.items()):

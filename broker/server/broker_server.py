@@ -95,7 +95,7 @@ class BrokerServer:
         metrics.registry.register(ReplicationCollector(self.context, lambda: self._membership))
 
         self._http_runner = web.AppRunner(
-            build_http_app(metrics.registry, lambda: self._ready), access_log=None
+            build_http_app(metrics.registry, self._is_ready), access_log=None
         )
         await self._http_runner.setup()
         http = config.http_listener
@@ -138,6 +138,10 @@ class BrokerServer:
         if self._lock_file is not None:
             self._lock_file.close()
         log.info("broker %d stopped cleanly", self.config.node_id)
+
+    def _is_ready(self) -> bool:
+        """Serving, and in a cluster unfenced and in sync (``ClusterMembership.is_ready``)."""
+        return self._ready and (self._membership is None or self._membership.is_ready())
 
     def _log_config(self, topic: TopicMetadata) -> LogConfig:
         assert self.context is not None

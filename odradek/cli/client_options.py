@@ -114,12 +114,17 @@ def describe_kafka_error(error: KafkaError) -> str:
     return text[:1].lower() + text[1:]
 
 
+def went_unanswered(error: KafkaException) -> bool:
+    """Whether a request failed for want of an answer (not reachable, or timed out)."""
+    return bool(error.args[0].code() in (KafkaError._TRANSPORT, KafkaError._TIMED_OUT))
+
+
 def cluster_call_failed(
     args: argparse.Namespace, error: KafkaException, doing: str = ""
 ) -> CliError:
     """A failed request as a sentence: what failed (``doing``) and why."""
     kafka_error: KafkaError = error.args[0]
-    if kafka_error.code() in (KafkaError._TRANSPORT, KafkaError._TIMED_OUT):
+    if went_unanswered(error):
         reason = (
             f"could not reach the cluster at {args.bootstrap_server} within "
             f"{args.timeout:g} s ({describe_kafka_error(kafka_error)})"

@@ -24,12 +24,14 @@ from odradek.cli.client_options import (
     key_value,
     positive_int,
     status,
+    went_unanswered,
 )
 from odradek.cli.cluster_state import ClusterState, format_state, read_cluster_state
 from odradek.cli.local_cluster import LocalCluster
 from odradek.cli.text_table import format_table
 
 CRASH_CHECK_INTERVAL_S = 1.0
+STATE_ATTEMPT_S = 5.0  # one attempt at reading the cluster state, before a new client
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -106,16 +108,29 @@ def _racks(text: str) -> tuple[str, ...]:
 @command
 def _status(args: argparse.Namespace) -> int:
     status(args, f"Reading the state of the cluster at {args.bootstrap_server}.")
-    for line in format_state(_read_state(args, AdminClient(client_config(args)))):
+    for line in format_state(_read_state(args)):
         print(line)
     return 0
 
 
-def _read_state(args: argparse.Namespace, admin: AdminClient) -> ClusterState:
-    try:
-        return read_cluster_state(admin, args.timeout)
-    except KafkaException as error:
-        raise cluster_call_failed(args, error, "cannot read the cluster state") from error
+def _read_state(args: argparse.Namespace) -> ClusterState:
+    """Read the state, asking again with a new client while the cluster does not answer.
+
+    librdkafka sends DescribeCluster to the controller named in its first metadata and
+    waits for it; right after the controller died that one never answers, while a new
+    client learns the next controller.
+    """
+    deadline = time.monotonic() + args.timeout
+    while True:
+        remaining = deadline - time.monotonic()
+        try:
+            return read_cluster_state(
+                AdminClient(client_config(args)), min(STATE_ATTEMPT_S, max(remaining, 0.1))
+            )
+        except KafkaException as error:
+            if not went_unanswered(error) or time.monotonic() >= deadline:
+                raise cluster_call_failed(args, error, "cannot read the cluster state") from error
+            status(args, "no answer yet (the controller may just have changed); asking again")
 
 
 def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
@@ -177,13 +192,12 @@ def _shut_down(args: argparse.Namespace, cluster: LocalCluster) -> None:
 
 
 def _show_started(args: argparse.Namespace, cluster: LocalCluster, temporary: bool) -> None:
-    admin = AdminClient(client_config(args))
     expected = len(cluster.specs)
-    state = _read_state(args, admin)
+    state = _read_state(args)
 
     def settled() -> bool:
         nonlocal state
-        state = _read_state(args, admin)
+        state = _read_state(args)
         return state.controller_id >= 0 and len(state.brokers) == expected
 
     try:

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from broker_process import LIVE_BROKERS, Broker, unique_name
+from confluent_kafka import KafkaException
 from confluent_kafka.admin import AdminClient, NewTopic
 from kafka_wire import LATEST_TIMESTAMP, WireClient
 
@@ -195,12 +196,13 @@ class Cluster:
     def wait_until(
         self, condition: Callable[[], bool], what: str, timeout: float = WAIT_S
     ) -> float:
-        """Poll ``condition`` (Metadata errors count as not yet) until it holds; seconds taken."""
+        """Poll ``condition`` until it holds; seconds taken. Failed requests (to a broker that
+        just died, say) count as not yet."""
 
         def holds() -> bool:
             try:
                 return condition()
-            except (AssertionError, OSError, ConnectionError):
+            except (AssertionError, OSError, ConnectionError, KafkaException):
                 return False
 
         return wait_until(holds, timeout, what, interval=0.1)

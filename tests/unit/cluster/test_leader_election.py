@@ -10,10 +10,16 @@ from hypothesis import strategies as st
 from odradek.broker.cluster.leader_election import (
     NO_LEADER,
     elect_for_state,
+    holds_partitions,
     plan_elections,
     plan_preferred_leaders,
 )
-from odradek.broker.cluster.metadata_image import MetadataImage, PartitionState, TopicMetadata
+from odradek.broker.cluster.metadata_image import (
+    BrokerRegistration,
+    MetadataImage,
+    PartitionState,
+    TopicMetadata,
+)
 
 
 def _state(
@@ -85,3 +91,21 @@ def test_plans_cover_every_topic_and_preferred_leaders_return() -> None:
     assert (name, new.leader, new.leader_epoch) == ("t", 0, 6)
     [(_, _, elected)] = plan_elections(image, {0}, set(), lambda name: False)
     assert (elected.leader, elected.isr) == (0, (0,))
+
+
+def test_a_registration_is_fenced_until_the_controller_unfenced_that_same_epoch() -> None:
+    brokers = {node: BrokerRegistration(node, "h", 9092, epoch=10 + node) for node in range(3)}
+    image = MetadataImage("c", 0, brokers, {}, unfenced={0: 10, 1: 5})
+    assert image.fenced_brokers() == {1, 2}  # 1 registered again since; 2 never unfenced
+
+
+def _image_with(*states: PartitionState) -> MetadataImage:
+    return MetadataImage("c", 0, {}, {"t": TopicMetadata("t", uuid.uuid4(), states)})
+
+
+def test_a_broker_holds_partitions_it_leads_or_is_in_sync_for_under_a_leader() -> None:
+    image = _image_with(_state((0, 1, 2), 0, (0, 1)), _state((2, 1), NO_LEADER, (2,)))
+    assert holds_partitions(image, 0) and holds_partitions(image, 1)
+    # The kept ISR of a leaderless partition does not hold its member back: once
+    # unfenced it leads the partition again.
+    assert not holds_partitions(image, 2)
