@@ -146,6 +146,15 @@ class Partition:
                 ErrorCode.request_timed_out, f"{self.key}: not replicated within {timeout_s}s"
             ) from None
 
+    def check_enough_replicas_after_append(self, min_insync: int) -> None:
+        """Raise if the ISR shrank below ``min_insync`` while an acks=all write waited:
+        committed with fewer copies than promised, it is not acknowledged (Kafka's rule)."""
+        if len(self.state.isr) < min_insync:
+            raise KafkaError(
+                ErrorCode.not_enough_replicas_after_append,
+                f"{len(self.state.isr)} in-sync replicas, min.insync.replicas is {min_insync}",
+            )
+
     def record_follower_fetch(self, replica: int, fetch_offset: int) -> None:
         """A follower asked for ``fetch_offset``: it holds everything before it."""
         now = self._clock()

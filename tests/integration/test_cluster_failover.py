@@ -298,6 +298,30 @@ def test_broker_restarted_with_an_empty_disk_re_replicates_everything(
     assert values == sorted(f"r{index}".encode() for index in range(produced))
 
 
+# -- an ISR that shrinks under a waiting write -------------------------------------------------
+
+NOT_ENOUGH_REPLICAS_AFTER_APPEND = 20
+
+
+@pytest.mark.slow
+def test_acks_all_write_is_refused_when_the_isr_shrinks_below_min_insync_while_it_waits(
+    cluster_factory: ClusterFactory,
+) -> None:
+    """The batch is appended, then the only follower stops; once it leaves the ISR the high
+    watermark passes the batch with a single copy, which must not count as acks=all."""
+    cluster = cluster_factory(brokers=2)
+    topic = cluster.create_topic(1, 2, {"min.insync.replicas": "2"}, prefix="shrinking-isr")
+    leader = cluster.leader_of(topic, 0)
+    follower = 1 - leader
+    with WireClient.to(cluster.brokers[leader].bootstrap) as wire:
+        cluster.pause(follower)
+        try:
+            answer = wire.produce(topic, 0, bytes(build_batch([b"one copy only"])))
+        finally:
+            cluster.resume(follower)
+    assert answer.error_code.value == NOT_ENOUGH_REPLICAS_AFTER_APPEND, answer
+
+
 # -- a paused leader ---------------------------------------------------------------------------
 
 

@@ -59,10 +59,18 @@ async def _await_commit(
     try:
         partition = context.replicas.get(topic, produced.index)
         await partition.wait_for_high_watermark(last_offset + 1, timeout.total_seconds())
+        partition.check_enough_replicas_after_append(_min_insync(context, topic))
     except KafkaError as error:
         partitions[position] = ProducedPartition(
             produced.index, error.code, error_message=error.message
         )
+
+
+def _min_insync(context: BrokerContext, topic_name: str) -> int:
+    topic = context.store.image.topics.get(topic_name)
+    if topic is None:
+        raise KafkaError(ErrorCode.unknown_topic_or_partition)
+    return context.topic_config(topic).get_int("min.insync.replicas")
 
 
 def _append(
@@ -77,14 +85,11 @@ def _append(
                 ErrorCode.transactional_id_authorization_failed,
                 "transactions are not supported yet",
             )
-        topic = context.store.image.topics.get(topic_name)
-        if topic is None:
-            raise KafkaError(ErrorCode.unknown_topic_or_partition)
+        min_insync = _min_insync(context, topic_name)
         partition = context.replicas.get(topic_name, index)
-        config = context.topic_config(topic)
         if not records:
             raise KafkaError(ErrorCode.corrupt_message, "empty records")
-        info = partition.append_as_leader(records, acks, config.get_int("min.insync.replicas"))
+        info = partition.append_as_leader(records, acks, min_insync)
     except Exception as error:  # every failure becomes this partition's error code
         code, message = error_of(error)
         return ProducedPartition(index, code, error_message=message), -1
