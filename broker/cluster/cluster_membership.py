@@ -144,8 +144,8 @@ class ClusterMembership:
         )
 
     def _update_fencing(self) -> None:
-        image = self.store.image
-        fenced = self.store.session_lost.is_set() or self._node_id in image.fenced_brokers()
+        unfenced_epoch = self.store.image.unfenced.get(self._node_id)
+        fenced = self.store.session_lost.is_set() or unfenced_epoch != self.store.registration_epoch
         if fenced != self._replicas.fenced:
             log.info("broker %d %s", self._node_id, "fenced" if fenced else "unfenced")
             self._replicas.set_fenced(fenced)

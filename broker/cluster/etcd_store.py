@@ -62,6 +62,7 @@ class EtcdMetadataStore:
         self._tasks: list[asyncio.Task[None]] = []
         self.session_lost = asyncio.Event()
         self.controller_epoch = 0
+        self.registration_epoch = 0  # this broker's current registration (see BrokerRegistration)
 
     # --- lifecycle ------------------------------------------------------------------------
 
@@ -71,18 +72,7 @@ class EtcdMetadataStore:
             [key_absent(self._key("cluster_id"))],
             [put_op(self._key("cluster_id"), uuid.uuid4().hex[:22].encode())],
         )
-        self._lease = await self._client.grant_lease(self._ttl)
-        registered = await self._client.txn(
-            [key_absent(self._broker_key(self._broker.node_id))],
-            [
-                put_op(
-                    self._broker_key(self._broker.node_id),
-                    _encode_broker(self._broker),
-                    self._lease,
-                )
-            ],
-        )
-        if not registered:
+        if not await self._register():
             raise KafkaError(
                 ErrorCode.inconsistent_cluster_id,
                 f"broker id {self._broker.node_id} is already registered in etcd "
@@ -98,16 +88,26 @@ class EtcdMetadataStore:
 
     async def renew_session(self) -> None:
         """Register again under a new lease after the old one expired."""
-        self._lease = await self._client.grant_lease(self._ttl)
-        key = self._broker_key(self._broker.node_id)
-        if not await self._client.txn(
-            [key_absent(key)], [put_op(key, _encode_broker(self._broker), self._lease)]
-        ):
-            await self._client.revoke(self._lease)
+        if not await self._register():
             raise EtcdError("the old registration has not expired yet")
         self.session_lost.clear()
         self._tasks.append(asyncio.create_task(self._keep_alive()))
         log.info("broker %d registered again", self._broker.node_id)
+
+    async def _register(self) -> bool:
+        """Create this broker's key under a new lease, unless a registration exists; on
+        success ``registration_epoch`` is the key's create revision."""
+        self._lease = await self._client.grant_lease(self._ttl)
+        key = self._broker_key(self._broker.node_id)
+        if await self._client.txn(
+            [key_absent(key)], [put_op(key, _encode_broker(self._broker), self._lease)]
+        ):
+            created = await self._client.get(key)
+            if created is not None and created.lease == self._lease:
+                self.registration_epoch = created.create_revision
+                return True
+        await self._client.revoke(self._lease)
+        return False
 
     async def stop(self) -> None:
         for task in self._tasks:
@@ -145,6 +145,9 @@ class EtcdMetadataStore:
             for state in topic.partitions
         ]
         if not await self._client.txn([key_absent(self._topic_key(topic.name))], ops):
+            # Created by another broker a moment ago: let callers find it in the image.
+            with contextlib.suppress(TimeoutError):
+                await self._wait_for(lambda image: topic.name in image.topics)
             raise KafkaError(ErrorCode.topic_already_exists, f"topic {topic.name!r} already exists")
         await self._wait_for(lambda image: topic.name in image.topics)
 

@@ -52,7 +52,10 @@ async def ensure_offsets_topic(store: MetadataStore, config: GroupConfig) -> Top
             len(planned.partitions),
             replication,
         )
-    return store.image.topics[OFFSETS_TOPIC]
+    created = store.image.topics.get(OFFSETS_TOPIC)
+    if created is None:
+        raise KafkaError(ErrorCode.coordinator_not_available, f"{OFFSETS_TOPIC} is being created")
+    return created
 
 
 async def find_group_coordinator(

@@ -67,11 +67,14 @@ class LogManager:
         return self._logs.get((topic, partition))
 
     def get_or_create(self, topic: str, partition: int, config: LogConfig) -> PartitionLog:
+        """The partition's log, opened if needed, under the topic's ``config`` (a log loaded
+        at start-up had only the defaults)."""
         log = self._logs.get((topic, partition))
         if log is None:
             directory = self.data_dir / partition_dir_name(topic, partition)
             log = PartitionLog.open(directory, config, clock=self._clock)
             self._logs[(topic, partition)] = log
+        log.config = config
         return log
 
     def delete(self, topic: str, partition: int) -> None:

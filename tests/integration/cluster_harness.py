@@ -187,11 +187,16 @@ class Cluster:
 
     def fully_replicated(self, topic: str | None = None) -> bool:
         """Every partition (of ``topic``) led by a reachable broker with its whole ISR."""
+        return self._all_led_with(topic, lambda p: set(p.isr) == set(p.replicas))
+
+    def min_insync_everywhere(self, topic: str, min_insync: int) -> bool:
+        """Every partition of ``topic`` led by a reachable broker with ``min_insync`` in sync."""
+        return self._all_led_with(topic, lambda p: len(p.isr) >= min_insync)
+
+    def _all_led_with(self, topic: str | None, isr_ok: Callable[[PartitionInfo], bool]) -> bool:
         reachable = set(self.reachable())
         partitions = [p for p in self.state().partitions if topic in (None, p.topic)]
-        return bool(partitions) and all(
-            p.leader in reachable and set(p.isr) == set(p.replicas) for p in partitions
-        )
+        return bool(partitions) and all(p.leader in reachable and isr_ok(p) for p in partitions)
 
     def wait_until(
         self, condition: Callable[[], bool], what: str, timeout: float = WAIT_S

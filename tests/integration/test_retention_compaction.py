@@ -104,6 +104,20 @@ def test_size_retention_keeps_the_newest_segments_within_retention_bytes(
     assert [r.offset for r in got] == list(range(earliest, latest))
 
 
+def test_topic_configs_apply_again_to_the_logs_a_restarted_broker_loads(
+    fast_broker: Broker,
+) -> None:
+    """After a restart the topic's own segment.bytes and retention.bytes still hold: the
+    broker's defaults (1 GiB segments, no size limit) would delete nothing."""
+    topic = create_topic(fast_broker, **{"retention.bytes": "4096", "segment.bytes": "2048"})
+    fast_broker.stop()
+    fast_broker.start()
+    client = KafkaPythonClient()
+    client.produce(fast_broker.bootstrap, topic, 0, values(b"r", 100), batch_size=SMALL_BATCHES)
+
+    eventually(lambda: client.offsets(fast_broker.bootstrap, topic, 0)[0] > 0, "size retention")
+
+
 def produce_updates(broker: Broker, topic: str) -> dict[bytes, tuple[int, bytes | None]]:
     """Many updates per key with every codec, some ending in a tombstone; key -> last
     (offset, value), then filler with unique keys so the updates are all in sealed segments."""
