@@ -97,12 +97,10 @@ class ProducerAppend:
         """The original batch if ``header`` is a retry of it; raise if it cannot be appended."""
         entry = self._entry(header.producer_id)
         if entry is None:
-            if header.base_sequence != 0:
-                raise KafkaError(
-                    ErrorCode.out_of_order_sequence_number,
-                    f"unknown producer {header.producer_id} must start at sequence 0, "
-                    f"got {header.base_sequence}",
-                )
+            # Kafka's rule: with no state for the producer here (new, or its batches gone
+            # with retention, DeleteRecords or a log rebuilt from a later start) any
+            # sequence is accepted. librdkafka takes OUT_OF_ORDER_SEQUENCE_NUMBER for a
+            # batch after acknowledged ones as fatal.
             return None
         if header.producer_epoch < entry.epoch:
             raise KafkaError(

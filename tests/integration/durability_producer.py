@@ -5,7 +5,7 @@ partitions of a topic (sequence ``s`` goes to partition ``s % partitions``)
 until SIGTERM, then flushes and exits. Every delivery report is appended to
 ``--report`` as ``ACK <sequence> <partition> <offset>`` or
 ``NACK <sequence> <error>``; a fatal producer error is written as ``FATAL``
-and makes the exit code 3.
+and makes the exit code 3. SIGUSR1 writes every thread's stack to the log.
 
 Modes:
   idempotent  enable.idempotence=true (acks=all, retries forever, ordered)
@@ -16,6 +16,8 @@ Modes:
 from __future__ import annotations
 
 import argparse
+import faulthandler
+import os
 import signal
 import sys
 import time
@@ -33,6 +35,7 @@ MODES: dict[str, dict[str, Any]] = {
     },
 }
 PADDING = b"." * 80
+DEBUG = "ODRADEK_PRODUCER_DEBUG" in os.environ  # librdkafka debug contexts, e.g. "eos"
 
 
 def main() -> int:
@@ -53,7 +56,8 @@ def main() -> int:
         stopping = True
 
     signal.signal(signal.SIGTERM, stop)
-    report = open(args.report, "a", buffering=1 << 16)  # noqa: SIM115 - flushed in the loop
+    faulthandler.register(signal.SIGUSR1, all_threads=True)  # stacks on demand, even if stuck
+    report = open(args.report, "a", buffering=1)  # noqa: SIM115 - line-buffered: a kill loses nothing
     fatal: list[str] = []
 
     def on_delivery(err: Any, msg: Any) -> None:
@@ -79,6 +83,7 @@ def main() -> int:
             "reconnect.backoff.max.ms": 500,
             "error_cb": on_error,
             **MODES[args.mode],
+            **({"debug": os.environ["ODRADEK_PRODUCER_DEBUG"]} if DEBUG else {}),
         }
     )
     interval = 1.0 / args.rate
@@ -88,7 +93,6 @@ def main() -> int:
         due = started + sequence * interval
         if time.monotonic() < due:
             producer.poll(min(due - time.monotonic(), 0.05))
-            report.flush()
             continue
         value = f"{args.name}:{sequence}:".encode() + PADDING
         try:

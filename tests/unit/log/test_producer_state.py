@@ -59,8 +59,13 @@ def test_sequence_gap_is_out_of_order(open_log: OpenLog) -> None:
     assert_refused(ErrorCode.out_of_order_sequence_number, log, 3)
 
 
-def test_unknown_producer_must_start_at_sequence_zero(open_log: OpenLog) -> None:
-    assert_refused(ErrorCode.out_of_order_sequence_number, open_log(), 5)
+def test_unknown_producer_is_taken_at_any_sequence_and_followed_from_there(
+    open_log: OpenLog,
+) -> None:
+    log = open_log()
+    produce(log, 5)  # sequences 5 and 6
+    assert_refused(ErrorCode.out_of_order_sequence_number, log, 9)
+    assert not produce(log, 7).duplicate
 
 
 def test_older_producer_epoch_is_fenced(open_log: OpenLog) -> None:
