@@ -94,6 +94,7 @@ class Partition:
             for replica in self.state.replicas
             if replica != self._node_id
         }
+        self.log.start_leader_epoch(self.state.leader_epoch)
         log.info("%s: leader at epoch %d", self.key, self.state.leader_epoch)
 
     def check_leader(self, current_leader_epoch: int = -1) -> None:

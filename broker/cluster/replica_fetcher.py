@@ -27,7 +27,6 @@ log = logging.getLogger(__name__)
 
 FETCH_VERSION = 12
 EPOCH_VERSION = 4
-LATEST_EPOCH = 2**31 - 1
 RETRY_BACKOFF_S = 0.2
 UNTHROTTLED = 2**63 - 1
 _WAIT_FOR_METADATA = {
@@ -151,9 +150,12 @@ class LeaderFetcher:
         pending = [item for item in self._partitions() if item[0] in self._to_truncate]
         by_topic: dict[str, list[dict[str, Any]]] = {}
         for key, epoch, partition in pending:
-            latest, _ = partition.log.end_offset_for_epoch(LATEST_EPOCH)
             by_topic.setdefault(key.topic, []).append(
-                {"partition": key.partition, "current_leader_epoch": epoch, "leader_epoch": latest}
+                {
+                    "partition": key.partition,
+                    "current_leader_epoch": epoch,
+                    "leader_epoch": partition.log.latest_epoch,
+                }
             )
         response = await connection.request(
             ApiKey.OFFSET_FOR_LEADER_EPOCH,

@@ -420,6 +420,17 @@ class PartitionLog:
         """(timestamp, offset) of the first record with the largest timestamp; (-1, -1) if none."""
         return timestamp_lookup.max_timestamp(self._segments, self.log_start_offset)
 
+    def start_leader_epoch(self, epoch: int) -> None:
+        """This replica leads from ``epoch`` on, starting at the log end: OffsetForLeaderEpoch
+        then tells followers where the epochs before it ended (Kafka assigns it at election,
+        not at the first append)."""
+        self._epoch_cache.assign(epoch, self.log_end_offset)
+
+    @property
+    def latest_epoch(self) -> int:
+        """The leader epoch of the last batch appended (-1 for an empty history)."""
+        return self._epoch_cache.latest_epoch
+
     def end_offset_for_epoch(self, epoch: int) -> tuple[int, int]:
         """OffsetForLeaderEpoch: (largest epoch <= ``epoch``, its end offset), or (-1, -1)."""
         return self._epoch_cache.end_offset_for(epoch, self.log_end_offset)

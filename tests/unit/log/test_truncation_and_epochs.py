@@ -31,6 +31,20 @@ def test_end_offset_for_epoch_follows_kafka(open_log: OpenLog) -> None:
     assert log.end_offset_for_epoch(6) == (-1, -1)
 
 
+def test_a_new_leader_epoch_starts_at_election_and_bounds_the_earlier_ones(
+    open_log: OpenLog,
+) -> None:
+    """A follower whose latest epoch (5) the new leader never wrote learns where
+    the leader's history diverges before the leader has appended anything."""
+    log = filled(open_log, [1, 1, 3])  # epoch 1 from 0, 3 from 4; log end 6
+    assert log.latest_epoch == 3
+    log.start_leader_epoch(7)
+
+    assert log.latest_epoch == 7
+    assert log.end_offset_for_epoch(5) == (3, 6)
+    assert log.end_offset_for_epoch(7) == (7, 6)
+
+
 def test_empty_log_knows_no_epoch(open_log: OpenLog) -> None:
     assert open_log().end_offset_for_epoch(0) == (-1, -1)
 
