@@ -91,8 +91,9 @@ def main() -> int:
     sequence = 0
     while not stopping and not fatal:
         due = started + sequence * interval
-        if time.monotonic() < due:
-            producer.poll(min(due - time.monotonic(), 0.05))
+        wait = due - time.monotonic()
+        if wait > 0:
+            producer.poll(min(wait, 0.05))  # never negative: librdkafka blocks forever then
             continue
         value = f"{args.name}:{sequence}:".encode() + PADDING
         try:

@@ -23,7 +23,6 @@ import subprocess
 import sys
 import threading
 import time
-import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -233,14 +232,8 @@ def test_acknowledged_records_survive_leader_and_controller_faults(
 
     reports = [read_producer_report(tmp_path / f"{name}.report", name) for name in PRODUCERS]
     logs = {name: (tmp_path / f"{name}.log").read_text()[-4000:] for name in PRODUCERS}
-    hung = [name for name, code in zip(PRODUCERS, exit_codes, strict=True) if code is None]
-    if hung:
-        # Seen in two CI runs, not reproduced in five local runs: a producer process
-        # did not finish within 90 s of SIGTERM (its stacks show where it was). What
-        # it had acknowledged is still checked below.
-        warnings.warn(f"producers {hung} ignored SIGTERM; stacks: {logs}", stacklevel=1)
-    failed = [code for code in exit_codes if code not in (0, None)]
-    assert not failed, (exit_codes, [r.fatal for r in reports], logs)
+    assert None not in exit_codes, f"a producer ignored SIGTERM; stacks: {logs}"
+    assert exit_codes == [0] * len(PRODUCERS), (exit_codes, [r.fatal for r in reports], logs)
     print({r.name: (len(r.acked), len(r.nacked), r.end_line) for r in reports})
     stored = read_partitions(cluster.bootstrap, topic, PARTITIONS)
     check_durability(stored, [known_offsets(report) for report in reports])
