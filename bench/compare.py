@@ -106,7 +106,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--quick", action="store_true", help="smaller runs, one round")
     parser.add_argument("--rounds", type=int, help="repeats of everything (default 3, quick 1)")
     parser.add_argument(
-        "--workloads", help=f"comma-separated subset of: {','.join(w.name for w in WORKLOADS)}"
+        "--workloads",
+        help="comma-separated subset of: " + ",".join(w.name for w in WORKLOADS).replace("%", "%%"),
     )
     parser.add_argument(
         "--backlog-mb", type=int, help="catch-up backlog in MiB (default 2048, quick 128)"

@@ -137,6 +137,14 @@ BROKER_CONFIGS = _defs(
         at_least(1),
     ),
     ConfigDef(
+        "fetch.max.bytes",
+        ConfigType.INT,
+        57671680,
+        "Most bytes of records one Fetch response carries, whatever the request asks "
+        "(still at least one whole batch, KIP-74).",
+        at_least(1024),
+    ),
+    ConfigDef(
         "log.segment.bytes",
         ConfigType.INT,
         1073741824,

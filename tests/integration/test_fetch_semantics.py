@@ -8,7 +8,7 @@ import time
 from typing import Any
 
 import pytest
-from broker_process import Broker, unique_name
+from broker_process import Broker, BrokerFactory, unique_name
 from kafka_wire import LATEST_TIMESTAMP, WireClient, build_batch, parse_batches
 
 OFFSET_OUT_OF_RANGE = 1
@@ -85,6 +85,23 @@ def test_partition_limit_returns_whole_batches_within_the_limit(broker: Broker, 
     batches, _ = parse_batches(records)
     assert [b.base_offset for b in batches] == [0, 1]
     assert len(records) <= batch_size * 2 + batch_size // 2
+
+
+def test_broker_fetch_max_bytes_caps_what_a_request_asks_for(
+    broker_factory: BrokerFactory,
+) -> None:
+    capped = broker_factory(settings={"fetch.max.bytes": "5000"})
+    name = unique_name("capped")
+    with WireClient.to(capped.bootstrap) as wire:
+        wire.wait_for_topic(name, auto_create=True)
+    produce_batches(capped, name, [2000] * 5)
+    with WireClient.to(capped.bootstrap) as wire:
+        records = bytes(wire.fetch(name, 0, 0, max_bytes=1 << 20).records or b"")
+        first_alone = bytes(wire.fetch(name, 0, 0, max_bytes=1000).records or b"")
+    batches, _ = parse_batches(records)
+    assert [b.base_offset for b in batches] == [0, 1]
+    assert len(records) <= 5000
+    assert [b.base_offset for b in parse_batches(first_alone)[0]] == [0]
 
 
 def test_fetch_past_log_end_is_offset_out_of_range(broker: Broker, topic: str) -> None:

@@ -46,8 +46,11 @@ async def handle(context: BrokerContext, request: Request) -> EncodedResponse:
 
 def _read(context: BrokerContext, body: Any) -> tuple[Topics, int, bool, dict[str, int]]:
     """The fetched partitions, bytes, whether any failed, and records sent per topic
-    (counted by offsets, so compaction gaps count too)."""
-    budget = body.max_bytes
+    (counted by offsets, so compaction gaps count too).
+
+    The response carries at most the request's max_bytes and the broker's
+    fetch.max.bytes, as in Kafka (KIP-541)."""
+    budget = min(body.max_bytes, context.config.get_int("fetch.max.bytes"))
     total, has_error = 0, False
     records: dict[str, int] = {}
     topics: Topics = []
