@@ -21,13 +21,15 @@ from odradek.broker.cluster.metadata_image import MetadataImage
 from odradek.broker.cluster.partition import Partition, PartitionKey
 from odradek.broker.cluster.peer_connection import PeerConnection
 from odradek.broker.protocol.api_keys import ApiKey
-from odradek.broker.protocol.errors import ErrorCode, KafkaError
+from odradek.broker.protocol.errors import ErrorCode
 
 log = logging.getLogger(__name__)
 
 FETCH_VERSION = 12
 EPOCH_VERSION = 4
 RETRY_BACKOFF_S = 0.2
+WARN_EVERY = 50
+"""Failures in a row between warnings: 10 s of retrying."""
 UNTHROTTLED = 2**63 - 1
 _WAIT_FOR_METADATA = {
     ErrorCode.not_leader_or_follower,
@@ -108,6 +110,7 @@ class LeaderFetcher:
 
     async def _run(self) -> None:
         connection: PeerConnection | None = None
+        failures = 0
         while True:
             try:
                 address = self._manager.address_of(self.leader)
@@ -121,16 +124,33 @@ class LeaderFetcher:
                 if self._to_truncate:
                     await self._truncate(connection)
                 await self._fetch(connection)
+                failures = 0
             except asyncio.CancelledError:
                 if connection is not None:
                     connection.close()
                 raise
-            except (OSError, asyncio.IncompleteReadError, TimeoutError, KafkaError) as error:
-                log.debug("fetching from broker %d: %s", self.leader, error)
+            except Exception as error:  # reported, then retried: the fetcher never stops
+                failures += 1
+                self._report(error, failures)
                 if connection is not None:
                     connection.close()
                     connection = None
                 await asyncio.sleep(RETRY_BACKOFF_S)
+
+    def _report(self, error: Exception, failures: int) -> None:
+        """Losing the connection to a leader that went away is routine (debug); a failure of
+        another kind is a warning with its traceback, and so is every WARN_EVERY-th in a row."""
+        routine = isinstance(error, (OSError, asyncio.IncompleteReadError, TimeoutError))
+        if (not routine and failures == 1) or failures % WARN_EVERY == 0:
+            log.warning(
+                "fetching from broker %d failed (%d in a row): %s",
+                self.leader,
+                failures,
+                error,
+                exc_info=not routine,
+            )
+        else:
+            log.debug("fetching from broker %d failed: %s", self.leader, error)
 
     async def _idle(self) -> None:
         self._wake.clear()

@@ -4,18 +4,27 @@ and plain confluent-kafka producing/consuming to check Spark's results against.
 
 from __future__ import annotations
 
+import collections
+import datetime
 import functools
+import subprocess
 import uuid
 from collections.abc import Iterable
+from pathlib import Path
 from typing import NamedTuple
 
 import confluent_kafka
+import pyarrow.parquet as pq
+from broker_process import odradek_command
 from confluent_kafka.admin import AdminClient, NewPartitions, NewTopic
 from pyspark.sql import SparkSession
 
+from odradek.spark.pipelines.clickstream import PageView
 from odradek.spark.session import local_session
 
 TIMEOUT_S = 30.0
+START_MS = 1_700_000_000_000  # a minute boundary
+MINUTE_MS = 60_000
 
 
 class Produced(NamedTuple):
@@ -85,3 +94,60 @@ def consume_all(bootstrap: str, topic: str, partitions: int) -> list[Produced]:
         records.append(Produced(msg.partition(), msg.offset(), msg.key(), msg.value()))
     consumer.close()
     return records
+
+
+def demo(bootstrap: str, kind: str, topic: str, count: int, seed: int, start_ms: int) -> None:
+    """`odradek demo KIND TOPIC` at 5 events per second of event time, unpaced."""
+    subprocess.run(
+        [
+            *odradek_command(),
+            "demo",
+            kind,
+            topic,
+            "--count",
+            str(count),
+            "--rate",
+            "5",
+            "--seed",
+            str(seed),
+            "--start-time",
+            str(start_ms),
+            "--as-fast-as-possible",
+            "--bootstrap-server",
+            bootstrap,
+            "--quiet",
+        ],
+        check=True,
+        timeout=60,
+    )
+
+
+def close_windows(bootstrap: str, topic: str) -> PageView:
+    """Send a page view late enough to close every window before it (the pipeline's
+    watermark is 30 s); returns it, to be left out of the expected counts."""
+    sentinel = PageView("user-x", "s", "/closing", None, START_MS + 60 * MINUTE_MS)
+    produce(bootstrap, topic, [(sentinel.key(), sentinel.encode())])
+    return sentinel
+
+
+def window_start(event_time_ms: int) -> datetime.datetime:
+    start = event_time_ms - event_time_ms % MINUTE_MS
+    return datetime.datetime.fromtimestamp(start / 1000, datetime.UTC).replace(tzinfo=None)
+
+
+def expected_page_views(
+    bootstrap: str, topic: str, partitions: int, leave_out: PageView
+) -> collections.Counter[tuple[datetime.datetime, str]]:
+    """Views per (minute window, page), counted in Python from what the topic holds."""
+    views = [PageView.decode(r.value) for r in consume_all(bootstrap, topic, partitions)]
+    return collections.Counter(
+        (window_start(v.event_time_ms), v.page) for v in views if v != leave_out
+    )
+
+
+def parquet_page_views(path: Path) -> collections.Counter[tuple[datetime.datetime, str]]:
+    """Views per (minute window, page) in the activity-tracking pipeline's Parquet output."""
+    written: collections.Counter[tuple[datetime.datetime, str]] = collections.Counter()
+    for row in pq.read_table(path).to_pylist():
+        written[(row["window_start"], row["page"])] += row["views"]
+    return written

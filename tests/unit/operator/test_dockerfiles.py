@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 
@@ -69,3 +70,10 @@ def test_copied_sources_exist_in_the_repository(dockerfile: list[tuple[str, str]
 def test_broker_image_entrypoint_is_odradek() -> None:
     broker = instructions(ROOT / "images/odradek/Dockerfile")
     assert ("ENTRYPOINT", '["odradek"]') in broker
+
+
+def test_spark_image_starts_sparks_kubernetes_entrypoint_under_tini() -> None:
+    spark = instructions(ROOT / "images/spark/Dockerfile")
+    assert ("ENTRYPOINT", '["/usr/bin/tini", "-s", "--", "/opt/spark/entrypoint.sh"]') in spark
+    assert ("COPY", "images/spark/entrypoint.sh /opt/spark/entrypoint.sh") in spark
+    assert os.access(ROOT / "images/spark/entrypoint.sh", os.X_OK)
