@@ -77,8 +77,9 @@ def test_pipeline_runs_on_executor_pods_started_by_sparks_kubernetes_backend(
     demo(broker.bootstrap, "clickstream", source, 600, seed=4, start_ms=START_MS)
     sentinel = close_windows(broker.bootstrap, source)
     assert kubectl.kubeconfig is not None
+    image_env = image_environment()
     env = {
-        **image_environment(),
+        **image_env,
         "KUBECONFIG": str(kubectl.kubeconfig),
         "SPARK_DRIVER_BIND_ADDRESS": "127.0.0.1",  # the driver pod's IP
     }
@@ -114,7 +115,7 @@ def test_pipeline_runs_on_executor_pods_started_by_sparks_kubernetes_backend(
         str(tmp_path / "parquet"),
         "--available-now",
     ]
-    executors = ExecutorPods(kubelet, namespace, image_environment(), tmp_path)
+    executors = ExecutorPods(kubelet, namespace, image_env, tmp_path)
     driver_log = tmp_path / "driver.log"
     with executors.running(), driver_log.open("wb") as out:
         driver = subprocess.Popen(

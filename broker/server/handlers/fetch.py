@@ -26,8 +26,10 @@ async def handle(context: BrokerContext, request: Request) -> EncodedResponse:
     body = request.body
     loop = asyncio.get_running_loop()
     deadline = loop.time() + body.max_wait.total_seconds()
+    # at most what the request asks and the broker's fetch.max.bytes, as in Kafka (KIP-541)
+    max_bytes = min(body.max_bytes, context.config.get_int("fetch.max.bytes"))
     while True:
-        topics, size, has_error, records = _read(context, body)
+        topics, size, has_error, records = _read(context, body, max_bytes)
         remaining = deadline - loop.time()
         if size >= body.min_bytes or has_error or remaining <= 0:
             break
@@ -44,13 +46,12 @@ async def handle(context: BrokerContext, request: Request) -> EncodedResponse:
     return EncodedResponse(chunks)
 
 
-def _read(context: BrokerContext, body: Any) -> tuple[Topics, int, bool, dict[str, int]]:
-    """The fetched partitions, bytes, whether any failed, and records sent per topic
-    (counted by offsets, so compaction gaps count too).
-
-    The response carries at most the request's max_bytes and the broker's
-    fetch.max.bytes, as in Kafka (KIP-541)."""
-    budget = min(body.max_bytes, context.config.get_int("fetch.max.bytes"))
+def _read(
+    context: BrokerContext, body: Any, max_bytes: int
+) -> tuple[Topics, int, bool, dict[str, int]]:
+    """The fetched partitions (at most ``max_bytes`` of records), bytes, whether any
+    failed, and records sent per topic (counted by offsets, so compaction gaps count too)."""
+    budget = max_bytes
     total, has_error = 0, False
     records: dict[str, int] = {}
     topics: Topics = []
