@@ -1,13 +1,38 @@
 #!/usr/bin/env bash
-# Installs everything Odradek's broker, CLI and tests need on a fresh Debian machine.
-# Downloads are cached under ~/.cache/odradek. Safe to run again: it skips what is there.
+# Installs what one use of Odradek needs on a fresh Debian machine, into the project's own
+# virtual environment (scripts/python-env.sh) and ~/.cache/odradek. Safe to run again:
+# it skips what is there.
+#
+#   bash scripts/setup.sh broker   the broker and the CLI: Python packages only
+#   bash scripts/setup.sh bench    that, plus the benchmarks' Python packages, PySpark and
+#                                  Spark's Kafka connector (mvn)
+#   bash scripts/setup.sh          everything the test suite needs (the default): every
+#                                  extra, kcat and etcd (apt-get), Spark's Kafka connector
+#                                  (mvn), helm and the Kubernetes binaries (go install)
 set -euo pipefail
-
 cd "$(dirname "$0")/.."
-CACHE="${HOME}/.cache/odradek"
-mkdir -p "${CACHE}/pip"
+source scripts/python-env.sh
 
 say() { printf '[setup] %s\n' "$*" >&2; }
+
+profile="${1:-tests}"
+case "${profile}" in
+  broker) extras="" ;;
+  bench) extras="bench,spark" ;;
+  tests) extras="test,operator,spark,bench" ;;
+  *) say "unknown profile '${profile}': broker, bench or tests"; exit 2 ;;
+esac
+
+ensure_python_env "${extras}"
+use_python_env
+if [ "${profile}" != broker ]; then
+  # Spark's own Kafka connector (format "kafka"), from Maven Central; skips when cached.
+  bash scripts/fetch-spark-kafka-jars.sh >/dev/null
+fi
+if [ "${profile}" != tests ]; then
+  say "ready: ${ODRADEK_VENV} (run '. scripts/activate' to put odradek on PATH)"
+  exit 0
+fi
 
 debian_packages=(kcat etcd-server)
 missing=()
@@ -23,32 +48,18 @@ if ((${#missing[@]})); then
   "${sudo_cmd[@]}" apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 
-stamp="${CACHE}/pip-installed-$(sha256sum pyproject.toml setup.py | sha256sum | cut -c1-16)-$(pwd | sha256sum | cut -c1-8)"
-if [ ! -f "${stamp}" ]; then
-  say "installing Python packages (pip, cached in ${CACHE}/pip)"
-  if ! python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore \
-      --cache-dir "${CACHE}/pip" -e ".[test,operator,spark]" > "${CACHE}/pip.log" 2>&1; then
-    cat "${CACHE}/pip.log" >&2
-    exit 1
-  fi
-  touch "${stamp}"
-fi
-
-# Spark's own Kafka connector (format "kafka"), from Maven Central; skips when cached.
-bash scripts/fetch-spark-kafka-jars.sh >/dev/null
-
 # helm renders and lints the chart in the tests; built from the Go module proxy once.
 HELM_VERSION=v3.16.2
-if [ ! -x "${CACHE}/bin/helm-${HELM_VERSION}" ]; then
-  say "building helm ${HELM_VERSION} with go install (cached in ${CACHE}/bin)"
-  mkdir -p "${CACHE}/bin" "${CACHE}/go"
-  GOPATH="${CACHE}/go" GOBIN="${CACHE}/bin" GOFLAGS=-modcacherw \
-    go install "helm.sh/helm/v3/cmd/helm@${HELM_VERSION}"
-  mv "${CACHE}/bin/helm" "${CACHE}/bin/helm-${HELM_VERSION}"
+if [ ! -x "${ODRADEK_CACHE}/bin/helm-${HELM_VERSION}" ]; then
+  say "building helm ${HELM_VERSION} with go install (cached in ${ODRADEK_CACHE}/bin)"
+  mkdir -p "${ODRADEK_CACHE}/bin" "${ODRADEK_CACHE}/go"
+  GOPATH="${ODRADEK_CACHE}/go" GOBIN="${ODRADEK_CACHE}/bin" GOFLAGS=-modcacherw \
+    nice -n 19 go install "helm.sh/helm/v3/cmd/helm@${HELM_VERSION}"
+  mv "${ODRADEK_CACHE}/bin/helm" "${ODRADEK_CACHE}/bin/helm-${HELM_VERSION}"
 fi
-ln -sf "helm-${HELM_VERSION}" "${CACHE}/bin/helm"
+ln -sf "helm-${HELM_VERSION}" "${ODRADEK_CACHE}/bin/helm"
 
 # kube-apiserver and kube-controller-manager for tests/e2e, built from the Go module proxy
 # once (tens of minutes on a busy 2-core machine; docs/operator-testing.md), then cached.
 say "Kubernetes control-plane binaries in $(bash tests/e2e/kube_binaries.sh)"
-say "ready"
+say "ready: ${ODRADEK_VENV}"

@@ -45,6 +45,10 @@ def sync_cluster(ctx: Context, body: Mapping[str, Any], logger: Log) -> Obj:
         activity = _roll(ctx, owner, observed, metadata)
     if activity is None and spec.rebalance_on_scale and metadata is not None:
         activity = _rebalance(admin, observed, metadata)
+    if replicas != observed.statefulset_replicas:
+        # The status describes the StatefulSet this pass applied, not the one it found
+        # (else a new Cluster reports "0 of 3 brokers ready" with no brokers listed).
+        observed = observe_brokers(ctx.kube, owner, spec)
     previous = (body.get("status") or {}).get("replacedBrokers") or []
     fields = {
         "bootstrapServers": bootstrap,
