@@ -33,3 +33,7 @@ def kafka_libs(version: str = KAFKA_VERSION) -> Path:
         check=True,
     )
     return libs
+
+
+if __name__ == "__main__":
+    print(kafka_libs())

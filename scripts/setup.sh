@@ -8,7 +8,8 @@
 #                                  Spark's Kafka connector (mvn)
 #   bash scripts/setup.sh          everything the test suite needs (the default): every
 #                                  extra, kcat and etcd (apt-get), Spark's Kafka connector
-#                                  (mvn), helm and the Kubernetes binaries (go install)
+#                                  and Apache Kafka's jars (mvn), helm and the Kubernetes
+#                                  binaries (go install)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/python-env.sh
@@ -47,6 +48,9 @@ if ((${#missing[@]})); then
   "${sudo_cmd[@]}" apt-get update -qq
   "${sudo_cmd[@]}" apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
+
+# Apache Kafka's jars (its command-line tools are judges in the tests), with mvn; cached.
+say "Apache Kafka's jars in $(python3 bench/kafka_dist.py)"
 
 # helm renders and lints the chart in the tests; built from the Go module proxy once.
 HELM_VERSION=v3.16.2

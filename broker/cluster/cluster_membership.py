@@ -15,6 +15,11 @@ from odradek.broker.cluster.leader_election import NO_LEADER
 from odradek.broker.cluster.metadata_image import BrokerRegistration
 from odradek.broker.cluster.replica_fetcher import FetcherSettings, ReplicaFetcherManager
 from odradek.broker.cluster.replica_manager import ReplicaManager
+from odradek.broker.cluster.replication_quota import (
+    FOLLOWER_THROTTLED_REPLICAS,
+    ReplicationQuota,
+    throttled_replica,
+)
 from odradek.broker.config.broker_config import BrokerConfig
 
 log = logging.getLogger(__name__)
@@ -41,8 +46,13 @@ class ClusterMembership:
                 max_wait_ms=config.get_int("replica.fetch.wait.max.ms"),
                 max_bytes=config.get_int("replica.fetch.response.max.bytes"),
                 partition_max_bytes=config.get_int("replica.fetch.max.bytes"),
-                throttled_rate=lambda: self.effective_config().get_int(
-                    "follower.replication.throttled.rate"
+                quota=ReplicationQuota(
+                    lambda: self.effective_config().get_int("follower.replication.throttled.rate"),
+                    config.get_int("replication.quota.window.num"),
+                    config.get_int("replication.quota.window.size.seconds"),
+                ),
+                throttled=lambda key: throttled_replica(
+                    self.store.image, key, registration.node_id, FOLLOWER_THROTTLED_REPLICAS
                 ),
             ),
             replicas.find,

@@ -74,6 +74,8 @@ class EmbeddedMetadataStore:
             brokers={broker.node_id: broker},
             topics={item["name"]: TopicMetadata.from_json(item) for item in data.get("topics", [])},
             broker_configs=data.get("broker_configs", {}),
+            # no controller fences the only broker: it is unfenced from the start
+            unfenced={broker.node_id: broker.epoch},
         )
         self._persist()
 

@@ -16,6 +16,26 @@ from odradek.broker.protocol.errors import ErrorCode, KafkaError
 
 log = logging.getLogger(__name__)
 
+# ListOffsets' special timestamps (Kafka's ListOffsetsRequest constants).
+LATEST_TIMESTAMP = -1
+EARLIEST_TIMESTAMP = -2
+MAX_TIMESTAMP = -3
+EARLIEST_LOCAL_TIMESTAMP = -4
+LATEST_TIERED_TIMESTAMP = -5
+EARLIEST_PENDING_UPLOAD_TIMESTAMP = -6
+
+
+@dataclass(frozen=True)
+class FoundOffset:
+    """ListOffsets' answer for one partition: -1 in each field that is unknown."""
+
+    timestamp: int
+    offset: int
+    leader_epoch: int
+
+
+NOT_FOUND = FoundOffset(-1, -1, -1)
+
 
 @dataclass(frozen=True)
 class PartitionKey:
@@ -211,6 +231,33 @@ class Partition:
 
     # --- follower side ----------------------------------------------------------------------
 
+    @property
+    def log_end_offset(self) -> int:
+        return self.log.log_end_offset
+
+    @property
+    def latest_epoch(self) -> int:
+        """The leader epoch of the last batch in this replica's log (-1: none)."""
+        return self.log.latest_epoch
+
+    def truncate_to_leader(self, leader_epoch: int, leader_end: int) -> None:
+        """Drop what the leader does not have: everything past the end the leader reports
+        for this replica's latest epoch (``leader_epoch`` -1: past the high watermark)."""
+        log_end = self.log.log_end_offset
+        if leader_epoch < 0:
+            target = self.high_watermark
+        else:
+            _, local_end = self.log.end_offset_for_epoch(leader_epoch)
+            target = leader_end if local_end < 0 else min(leader_end, local_end)
+        if target < log_end:
+            log.info("%s: truncating from %d to %d to match the leader", self.key, log_end, target)
+            self.log.truncate_to(target)
+
+    def restart_at(self, leader_log_start: int) -> None:
+        """Empty this replica, which fell behind the leader's log start, to start there."""
+        log.info("%s: behind the leader's log start; restarting at %d", self.key, leader_log_start)
+        self.log.truncate_fully_and_start_at(leader_log_start)
+
     def append_as_follower(self, records: bytes, leader_high_watermark: int) -> None:
         if records:
             self.log.append_as_follower(records)
@@ -224,9 +271,49 @@ class Partition:
 
     # --- reads and waiting -----------------------------------------------------------------
 
-    def read(self, fetch_offset: int, max_bytes: int, committed_only: bool) -> ReadResult:
+    def find_offset(self, timestamp: int) -> FoundOffset:
+        """ListOffsets as leader: the offset for a timestamp or one of Kafka's special values.
+
+        Without tiered storage the earliest local offset is the earliest, and the tiered
+        lookups find nothing, as on a Kafka broker without remote storage.
+        """
+        log = self.log
+        if timestamp == LATEST_TIMESTAMP:
+            return FoundOffset(-1, self.high_watermark, self.state.leader_epoch)
+        if timestamp in (EARLIEST_TIMESTAMP, EARLIEST_LOCAL_TIMESTAMP):
+            start = log.log_start_offset
+            return FoundOffset(-1, start, log.epoch_for_offset(start))
+        if timestamp == MAX_TIMESTAMP:
+            found, offset = log.max_timestamp()
+        elif timestamp >= 0:
+            offset, found = log.offset_for_timestamp(timestamp) or (-1, -1)
+        else:
+            return NOT_FOUND
+        if not 0 <= offset < self.high_watermark:
+            return NOT_FOUND
+        return FoundOffset(found, offset, log.epoch_for_offset(offset))
+
+    def end_offset_for_epoch(self, epoch: int) -> tuple[int, int]:
+        """OffsetForLeaderEpoch: (largest epoch <= ``epoch``, its end offset), or (-1, -1)."""
+        return self.log.end_offset_for_epoch(epoch)
+
+    def delete_records_before(self, offset: int) -> int:
+        """DeleteRecords as leader: ``offset`` (-1: the high watermark) becomes the log start;
+        returns the new log start offset (the low watermark)."""
+        self.log.advance_log_start_offset(self.high_watermark if offset == -1 else offset)
+        return self.log.log_start_offset
+
+    @property
+    def log_start_offset(self) -> int:
+        return self.log.log_start_offset
+
+    def read(
+        self, fetch_offset: int, max_bytes: int, committed_only: bool, min_one_batch: bool = True
+    ) -> ReadResult:
+        """Whole batches from ``fetch_offset``: up to the high watermark for consumers
+        (``committed_only``), to the log end for followers; see PartitionLog.read."""
         limit = self.log.high_watermark if committed_only else None
-        return self.log.read(fetch_offset, max_bytes, max_offset=limit)
+        return self.log.read(fetch_offset, max_bytes, max_offset=limit, min_one_batch=min_one_batch)
 
     def wait_for_change(self) -> asyncio.Future[None]:
         """A future resolved at the next append, high watermark or state change."""

@@ -14,12 +14,13 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from odradek.broker.cluster.metadata_image import MetadataImage
 from odradek.broker.cluster.partition import Partition, PartitionKey
 from odradek.broker.cluster.peer_connection import PeerConnection
+from odradek.broker.cluster.replication_quota import UNTHROTTLED, ReplicationQuota
 from odradek.broker.protocol.api_keys import ApiKey
 from odradek.broker.protocol.errors import ErrorCode
 
@@ -30,7 +31,6 @@ EPOCH_VERSION = 4
 RETRY_BACKOFF_S = 0.2
 WARN_EVERY = 50
 """Failures in a row between warnings: 10 s of retrying."""
-UNTHROTTLED = 2**63 - 1
 _WAIT_FOR_METADATA = {
     ErrorCode.not_leader_or_follower,
     ErrorCode.fenced_leader_epoch,
@@ -45,9 +45,10 @@ class FetcherSettings:
     max_wait_ms: int = 500
     max_bytes: int = 10 * 1024 * 1024
     partition_max_bytes: int = 1024 * 1024
-    # follower.replication.throttled.rate: bytes/s for partitions this broker is being
-    # added to by a reassignment (read on every fetch: it is a dynamic config).
-    throttled_rate: Callable[[], int] = lambda: UNTHROTTLED
+    # The follower's replication quota, and whether a partition's topic lists this
+    # broker's replica in follower.replication.throttled.replicas.
+    quota: ReplicationQuota = field(default_factory=lambda: ReplicationQuota(lambda: UNTHROTTLED))
+    throttled: Callable[[PartitionKey], bool] = lambda key: False
 
 
 class ReplicaFetcherManager:
@@ -174,7 +175,7 @@ class LeaderFetcher:
                 {
                     "partition": key.partition,
                     "current_leader_epoch": epoch,
-                    "leader_epoch": partition.log.latest_epoch,
+                    "leader_epoch": partition.latest_epoch,
                 }
             )
         response = await connection.request(
@@ -191,11 +192,22 @@ class LeaderFetcher:
                 follower = self._manager.partition_of(key)
                 if follower is None or result.error_code != ErrorCode.none:
                     continue
-                _truncate_to_leader(follower, result.leader_epoch, result.end_offset)
+                follower.truncate_to_leader(result.leader_epoch, result.end_offset)
                 self._to_truncate.discard(key)
 
+    def _held_back(self, key: PartitionKey, partition: Partition) -> bool:
+        """Whether this out-of-sync replica counts against the follower's quota."""
+        settings = self._settings
+        return settings.node_id not in partition.state.isr and settings.throttled(key)
+
     async def _fetch(self, connection: PeerConnection) -> None:
-        partitions = [item for item in self._partitions() if item[0] not in self._to_truncate]
+        over_quota = self._settings.quota.exceeded()
+        partitions = [
+            item
+            for item in self._partitions()
+            if item[0] not in self._to_truncate
+            and not (over_quota and self._held_back(item[0], item[2]))
+        ]
         if not partitions:
             await asyncio.sleep(RETRY_BACKOFF_S)
             return
@@ -205,9 +217,9 @@ class LeaderFetcher:
                 {
                     "partition": key.partition,
                     "current_leader_epoch": epoch,
-                    "fetch_offset": partition.log.log_end_offset,
+                    "fetch_offset": partition.log_end_offset,
                     "last_fetched_epoch": -1,
-                    "log_start_offset": partition.log.log_start_offset,
+                    "log_start_offset": partition.log_start_offset,
                     "partition_max_bytes": self._settings.partition_max_bytes,
                 }
             )
@@ -229,21 +241,17 @@ class LeaderFetcher:
             },
         )
         waiting = False
-        throttled_bytes = 0
         for topic in response.responses:
             for result in topic.partitions:
                 key = PartitionKey(topic.topic, result.partition_index)
                 follower = self._manager.partition_of(key)
                 if follower is None or key not in self._epochs:
                     continue
+                if self._held_back(key, follower):
+                    self._settings.quota.record(len(result.records or b""))
                 waiting |= self._apply(key, follower, result)
-                if self._settings.node_id in follower.state.adding:
-                    throttled_bytes += len(result.records or b"")
         if waiting:
             await asyncio.sleep(RETRY_BACKOFF_S)
-        rate = self._settings.throttled_rate()
-        if throttled_bytes and rate < UNTHROTTLED:
-            await asyncio.sleep(throttled_bytes / max(rate, 1))
 
     def _apply(self, key: PartitionKey, partition: Partition, result: Any) -> bool:
         """Apply one partition's fetch result; True if it must wait for metadata."""
@@ -252,10 +260,8 @@ class LeaderFetcher:
             partition.append_as_follower(result.records or b"", result.high_watermark)
             return False
         if code == ErrorCode.offset_out_of_range:
-            if partition.log.log_end_offset < result.log_start_offset:
-                log.info("%s: behind the leader's log start; restarting at %d", key,
-                         result.log_start_offset)  # fmt: skip
-                partition.log.truncate_fully_and_start_at(result.log_start_offset)
+            if partition.log_end_offset < result.log_start_offset:
+                partition.restart_at(result.log_start_offset)
             else:
                 self._to_truncate.add(key)
             return False
@@ -263,16 +269,3 @@ class LeaderFetcher:
             return True
         log.warning("%s: fetch from broker %d failed: %s", key, self.leader, code.name)
         return True
-
-
-def _truncate_to_leader(partition: Partition, leader_epoch: int, leader_end: int) -> None:
-    log_end = partition.log.log_end_offset
-    if leader_epoch < 0:
-        target = partition.high_watermark
-    else:
-        _, local_end = partition.log.end_offset_for_epoch(leader_epoch)
-        target = leader_end if local_end < 0 else min(leader_end, local_end)
-    if target < log_end:
-        log.info("%s: truncating from %d to %d to match the leader", partition.key, log_end,
-                 target)  # fmt: skip
-        partition.log.truncate_to(target)

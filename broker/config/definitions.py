@@ -60,6 +60,32 @@ def one_of(*allowed: str) -> Validator:
     return check
 
 
+def gzip_level(name: str, value: object) -> None:
+    if value != -1 and not (isinstance(value, int) and 1 <= value <= 9):
+        raise ConfigError(f"{name}: {value} is not -1 (zlib's default) or a level from 1 to 9")
+
+
+def throttled_replicas(name: str, value: object) -> None:
+    """Kafka's form: ``partition:broker`` pairs, or ``*`` for every replica."""
+    items = value if isinstance(value, list) else [value]
+    if items == ["*"]:
+        return
+    for item in items:
+        partition, _, broker = str(item).partition(":")
+        if not (partition.isdigit() and broker.isdigit()):
+            raise ConfigError(
+                f"{name}: {item!r} is not partition:broker (a list of them, or * for all)"
+            )
+
+
+def no_tiered_storage(name: str, value: object) -> None:
+    if value is True:
+        raise ConfigError(
+            f"{name}: tiered storage is not available on Odradek "
+            "(remote.log.storage.system.enable is false)"
+        )
+
+
 @dataclass(frozen=True)
 class ConfigDef:
     """One configuration key: its type, default (None: no value) and validation."""
@@ -145,6 +171,13 @@ BROKER_CONFIGS = _defs(
         at_least(1024),
     ),
     ConfigDef(
+        "max.request.partition.size.limit",
+        ConfigType.INT,
+        2000,
+        "Most partitions one DescribeTopicPartitions response describes.",
+        at_least(1),
+    ),
+    ConfigDef(
         "log.segment.bytes",
         ConfigType.INT,
         1073741824,
@@ -175,6 +208,100 @@ BROKER_CONFIGS = _defs(
         "Bytes between offset index entries.",
         at_least(0),
         dynamic=True,
+    ),
+    ConfigDef(
+        "log.index.size.max.bytes",
+        ConfigType.INT,
+        10485760,
+        "Largest offset or time index of a segment; a full index rolls the segment.",
+        at_least(4),
+        dynamic=True,
+    ),
+    ConfigDef(
+        "log.roll.jitter.ms",
+        ConfigType.LONG,
+        None,
+        "Most time subtracted at random from the roll age of each segment.",
+        at_least(0),
+        dynamic=True,
+    ),
+    ConfigDef(
+        "log.roll.jitter.hours",
+        ConfigType.INT,
+        0,
+        "log.roll.jitter.ms in hours.",
+        at_least(0),
+        dynamic=True,
+    ),
+    ConfigDef(
+        "log.preallocate",
+        ConfigType.BOOLEAN,
+        False,
+        "Accepted for Kafka's configs; Odradek never preallocates segment files.",
+        dynamic=True,
+    ),
+    ConfigDef(
+        "log.message.timestamp.before.max.ms",
+        ConfigType.LONG,
+        LONG_MAX,
+        "Oldest a CreateTime record's timestamp may be, relative to the broker's clock.",
+        at_least(0),
+        dynamic=True,
+    ),
+    ConfigDef(
+        "log.message.timestamp.after.max.ms",
+        ConfigType.LONG,
+        3600000,
+        "Furthest a CreateTime record's timestamp may be ahead of the broker's clock.",
+        at_least(0),
+        dynamic=True,
+    ),
+    ConfigDef(
+        "compression.gzip.level",
+        ConfigType.INT,
+        -1,
+        "gzip level when the broker compresses (-1: zlib's default).",
+        gzip_level,
+        dynamic=True,
+    ),
+    ConfigDef(
+        "compression.lz4.level",
+        ConfigType.INT,
+        9,
+        "lz4 level when the broker compresses.",
+        between(1, 17),
+        dynamic=True,
+    ),
+    ConfigDef(
+        "compression.zstd.level",
+        ConfigType.INT,
+        3,
+        "zstd level when the broker compresses.",
+        between(-131072, 22),
+        dynamic=True,
+    ),
+    ConfigDef(
+        "log.local.retention.ms",
+        ConfigType.LONG,
+        -2,
+        "Tiered storage's local retention; inert, as Odradek has no tiered storage.",
+        at_least(-2),
+        dynamic=True,
+    ),
+    ConfigDef(
+        "log.local.retention.bytes",
+        ConfigType.LONG,
+        -2,
+        "Tiered storage's local retention; inert, as Odradek has no tiered storage.",
+        at_least(-2),
+        dynamic=True,
+    ),
+    ConfigDef(
+        "remote.log.storage.system.enable",
+        ConfigType.BOOLEAN,
+        False,
+        "Tiered storage; Odradek has none, so only false is accepted.",
+        no_tiered_storage,
     ),
     ConfigDef(
         "log.flush.interval.messages",
@@ -292,6 +419,7 @@ BROKER_CONFIGS = _defs(
         15000,
         "Pause of the cleaner when no log needs cleaning.",
         at_least(0),
+        dynamic=True,
     ),
     ConfigDef(
         "log.cleaner.min.cleanable.ratio",
@@ -299,6 +427,14 @@ BROKER_CONFIGS = _defs(
         0.5,
         "Dirty share of a log before it is compacted.",
         between(0, 1),
+        dynamic=True,
+    ),
+    ConfigDef(
+        "log.cleaner.max.compaction.lag.ms",
+        ConfigType.LONG,
+        LONG_MAX,
+        "Longest a record may stay uncompacted, whatever the dirty ratio.",
+        at_least(1),
         dynamic=True,
     ),
     ConfigDef(
@@ -378,13 +514,36 @@ BROKER_CONFIGS = _defs(
         at_least(0),
     ),
     ConfigDef(
+        "leader.replication.throttled.rate",
+        ConfigType.LONG,
+        LONG_MAX,
+        "Bytes per second a leader sends to the out-of-sync replicas its topics list in "
+        "leader.replication.throttled.replicas.",
+        at_least(1),
+        dynamic=True,
+    ),
+    ConfigDef(
         "follower.replication.throttled.rate",
         ConfigType.LONG,
         LONG_MAX,
-        "Bytes per second a broker replicates into partitions it is being added to by a "
-        "reassignment.",
+        "Bytes per second a follower fetches into its out-of-sync replicas that their topics "
+        "list in follower.replication.throttled.replicas.",
         at_least(1),
         dynamic=True,
+    ),
+    ConfigDef(
+        "replication.quota.window.num",
+        ConfigType.INT,
+        11,
+        "Samples over which the replication quotas are measured.",
+        at_least(1),
+    ),
+    ConfigDef(
+        "replication.quota.window.size.seconds",
+        ConfigType.INT,
+        1,
+        "Length of one replication quota sample.",
+        at_least(1),
     ),
     ConfigDef(
         "replica.selector.class",
@@ -496,6 +655,30 @@ TOPIC_CONFIGS = _defs(
         "compression.type",
     ),
     ConfigDef(
+        "compression.gzip.level",
+        ConfigType.INT,
+        -1,
+        "gzip level when the broker compresses this topic's batches.",
+        gzip_level,
+        "compression.gzip.level",
+    ),
+    ConfigDef(
+        "compression.lz4.level",
+        ConfigType.INT,
+        9,
+        "lz4 level when the broker compresses this topic's batches.",
+        between(1, 17),
+        "compression.lz4.level",
+    ),
+    ConfigDef(
+        "compression.zstd.level",
+        ConfigType.INT,
+        3,
+        "zstd level when the broker compresses this topic's batches.",
+        between(-131072, 22),
+        "compression.zstd.level",
+    ),
+    ConfigDef(
         "delete.retention.ms",
         ConfigType.LONG,
         86400000,
@@ -528,6 +711,14 @@ TOPIC_CONFIGS = _defs(
         "log.flush.interval.ms",
     ),
     ConfigDef(
+        "follower.replication.throttled.replicas",
+        ConfigType.LIST,
+        [],
+        "Replicas (partition:broker, or *) whose fetches their broker throttles to "
+        "follower.replication.throttled.rate while they are out of sync.",
+        throttled_replicas,
+    ),
+    ConfigDef(
         "index.interval.bytes",
         ConfigType.INT,
         4096,
@@ -536,12 +727,62 @@ TOPIC_CONFIGS = _defs(
         "log.index.interval.bytes",
     ),
     ConfigDef(
+        "leader.replication.throttled.replicas",
+        ConfigType.LIST,
+        [],
+        "Leader replicas (partition:broker, or *) that send to out-of-sync followers at "
+        "most leader.replication.throttled.rate.",
+        throttled_replicas,
+    ),
+    ConfigDef(
+        "local.retention.bytes",
+        ConfigType.LONG,
+        -2,
+        "Tiered storage's local retention (-2: retention.bytes); inert, as Odradek has "
+        "no tiered storage.",
+        at_least(-2),
+        "log.local.retention.bytes",
+    ),
+    ConfigDef(
+        "local.retention.ms",
+        ConfigType.LONG,
+        -2,
+        "Tiered storage's local retention (-2: retention.ms); inert, as Odradek has no "
+        "tiered storage.",
+        at_least(-2),
+        "log.local.retention.ms",
+    ),
+    ConfigDef(
+        "max.compaction.lag.ms",
+        ConfigType.LONG,
+        LONG_MAX,
+        "Longest a record may stay uncompacted, whatever the dirty ratio.",
+        at_least(1),
+        "log.cleaner.max.compaction.lag.ms",
+    ),
+    ConfigDef(
         "max.message.bytes",
         ConfigType.INT,
         1048588,
         "Largest record batch accepted.",
         at_least(0),
         "message.max.bytes",
+    ),
+    ConfigDef(
+        "message.timestamp.after.max.ms",
+        ConfigType.LONG,
+        3600000,
+        "Furthest a CreateTime record's timestamp may be ahead of the broker's clock.",
+        at_least(0),
+        "log.message.timestamp.after.max.ms",
+    ),
+    ConfigDef(
+        "message.timestamp.before.max.ms",
+        ConfigType.LONG,
+        LONG_MAX,
+        "Oldest a CreateTime record's timestamp may be, relative to the broker's clock.",
+        at_least(0),
+        "log.message.timestamp.before.max.ms",
     ),
     ConfigDef(
         "message.timestamp.type",
@@ -576,6 +817,36 @@ TOPIC_CONFIGS = _defs(
         "min.insync.replicas",
     ),
     ConfigDef(
+        "preallocate",
+        ConfigType.BOOLEAN,
+        False,
+        "Accepted for Kafka's configs; Odradek never preallocates segment files (they "
+        "grow by appends, which costs nothing on Linux file systems).",
+        None,
+        "log.preallocate",
+    ),
+    ConfigDef(
+        "remote.log.copy.disable",
+        ConfigType.BOOLEAN,
+        False,
+        "Tiered storage; inert, as Odradek has no tiered storage.",
+        None,
+    ),
+    ConfigDef(
+        "remote.log.delete.on.disable",
+        ConfigType.BOOLEAN,
+        False,
+        "Tiered storage; inert, as Odradek has no tiered storage.",
+        None,
+    ),
+    ConfigDef(
+        "remote.storage.enable",
+        ConfigType.BOOLEAN,
+        False,
+        "Tiered storage; Odradek has none, so only false is accepted.",
+        no_tiered_storage,
+    ),
+    ConfigDef(
         "retention.bytes",
         ConfigType.LONG,
         -1,
@@ -598,6 +869,22 @@ TOPIC_CONFIGS = _defs(
         "Size at which a segment rolls.",
         at_least(14),
         "log.segment.bytes",
+    ),
+    ConfigDef(
+        "segment.index.bytes",
+        ConfigType.INT,
+        10485760,
+        "Largest offset or time index of a segment; a full index rolls the segment.",
+        at_least(4),
+        "log.index.size.max.bytes",
+    ),
+    ConfigDef(
+        "segment.jitter.ms",
+        ConfigType.LONG,
+        0,
+        "Most time subtracted at random from segment.ms for each segment.",
+        at_least(0),
+        "log.roll.jitter.ms",
     ),
     ConfigDef(
         "segment.ms",

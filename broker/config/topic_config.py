@@ -13,32 +13,44 @@ from odradek.broker.log.log_config import LogConfig
 _MS_PER_MINUTE = 60_000
 _MS_PER_HOUR = 3_600_000
 
+# Topic keys whose broker default comes from the first of several broker keys that is
+# set, each in its own unit, as in Kafka (retention.ms: log.retention.ms, then
+# log.retention.minutes, then log.retention.hours, whose default always applies).
+SYNONYM_CHAINS: dict[str, tuple[tuple[str, int], ...]] = {
+    "retention.ms": (
+        ("log.retention.ms", 1),
+        ("log.retention.minutes", _MS_PER_MINUTE),
+        ("log.retention.hours", _MS_PER_HOUR),
+    ),
+    "segment.ms": (("log.roll.ms", 1), ("log.roll.hours", _MS_PER_HOUR)),
+    "segment.jitter.ms": (("log.roll.jitter.ms", 1), ("log.roll.jitter.hours", _MS_PER_HOUR)),
+}
+
+
+def broker_synonyms(name: str) -> tuple[str, ...]:
+    """The broker keys that supply topic key ``name``'s default, first match wins."""
+    chain = SYNONYM_CHAINS.get(name)
+    if chain is not None:
+        return tuple(key for key, _ in chain)
+    synonym = TOPIC_CONFIGS[name].broker_synonym
+    return (synonym,) if synonym else ()
+
 
 def broker_default(broker: BrokerConfig, name: str) -> object:
     """The value a topic gets for ``name`` when it does not set it."""
-    if name == "retention.ms":
-        return _first_set(
-            broker,
-            ("log.retention.ms", 1),
-            ("log.retention.minutes", _MS_PER_MINUTE),
-            ("log.retention.hours", _MS_PER_HOUR),
-        )
-    if name == "segment.ms":
-        return _first_set(broker, ("log.roll.ms", 1), ("log.roll.hours", _MS_PER_HOUR))
+    chain = SYNONYM_CHAINS.get(name)
+    if chain is not None:
+        for key, scale in chain:
+            value = broker.get(key)
+            if value is not None:
+                assert isinstance(value, int)
+                return -1 if value < 0 else value * scale
+        raise AssertionError(f"the last key of {name}'s chain always has a default")
     if name == "flush.ms":
         value = broker.get("log.flush.interval.ms")
         return LONG_MAX if value is None else value
     synonym = TOPIC_CONFIGS[name].broker_synonym
     return broker.get(synonym) if synonym else TOPIC_CONFIGS[name].default
-
-
-def _first_set(broker: BrokerConfig, *candidates: tuple[str, int]) -> int:
-    for key, scale in candidates:
-        value = broker.get(key)
-        if value is not None:
-            assert isinstance(value, int)
-            return -1 if value < 0 else value * scale
-    raise AssertionError("the last candidate always has a default")
 
 
 def validate_topic_configs(values: Mapping[str, str | None]) -> dict[str, object]:
@@ -94,4 +106,12 @@ class TopicConfig:
             message_timestamp_type=str(self.get("message.timestamp.type")),
             compression_type=str(self.get("compression.type")),
             file_delete_delay_ms=self.get_int("file.delete.delay.ms"),
+            segment_index_bytes=self.get_int("segment.index.bytes"),
+            segment_jitter_ms=self.get_int("segment.jitter.ms"),
+            max_compaction_lag_ms=self.get_int("max.compaction.lag.ms"),
+            timestamp_before_max_ms=self.get_int("message.timestamp.before.max.ms"),
+            timestamp_after_max_ms=self.get_int("message.timestamp.after.max.ms"),
+            gzip_level=self.get_int("compression.gzip.level"),
+            lz4_level=self.get_int("compression.lz4.level"),
+            zstd_level=self.get_int("compression.zstd.level"),
         )

@@ -3,8 +3,9 @@
 The log splits at the cleaner checkpoint into a clean section (compacted
 before) and a dirty one. A cleaning covers the whole log from its start up to
 the end of the cleanable dirty segments: sealed ones, entirely below the high
-watermark, and older than ``min.compaction.lag.ms``. It runs only when dirty
-bytes make up at least ``min.cleanable.dirty.ratio`` of that range.
+watermark, and older than ``min.compaction.lag.ms``. It runs when dirty bytes
+make up at least ``min.cleanable.dirty.ratio`` of that range, or when the oldest
+dirty segment began more than ``max.compaction.lag.ms`` ago.
 """
 
 from __future__ import annotations
@@ -82,7 +83,11 @@ def plan_cleaning(
         dirty_bytes += segment.size
         cleanable.append(segment)
     total = dirty_bytes + clean_bytes
-    if dirty_bytes == 0 or dirty_bytes / total < config.min_cleanable_dirty_ratio:
+    if dirty_bytes == 0:
+        return None
+    first_dirty_segment = next(s for s in cleanable if s.base_offset >= first_dirty)
+    overdue = now_ms - first_dirty_segment.rolling_base_ms > config.max_compaction_lag_ms
+    if dirty_bytes / total < config.min_cleanable_dirty_ratio and not overdue:
         return None
     sources = tuple(SealedSegment.of(segment) for segment in cleanable)
     return CleaningPlan(

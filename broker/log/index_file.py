@@ -40,6 +40,10 @@ class IndexFile:
     def __len__(self) -> int:
         return len(self._keys)
 
+    def is_full(self, max_bytes: int) -> bool:
+        """Whether the index holds as many entries as ``max_bytes`` (segment.index.bytes) fit."""
+        return len(self._keys) >= max_bytes // self.ENTRY.size
+
     def _append(self, key: int, value: int) -> None:
         write_fully(self._fd, self.ENTRY.pack(key, value))
         self._keys.append(key)

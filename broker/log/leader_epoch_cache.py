@@ -45,6 +45,12 @@ class LeaderEpochCache:
         kept = [e for e in self._entries if e.start_offset < start_offset]
         self._replace([*kept, EpochEntry(epoch, start_offset)])
 
+    def epoch_for(self, offset: int) -> int:
+        """The epoch the batch at ``offset`` was written in (-1 if no entry starts at or
+        before it)."""
+        found = [e.epoch for e in self._entries if e.start_offset <= offset]
+        return found[-1] if found else UNDEFINED
+
     def end_offset_for(self, epoch: int, log_end_offset: int) -> tuple[int, int]:
         """OffsetForLeaderEpoch: (largest known epoch <= ``epoch``, the offset where it ended)."""
         if epoch < 0 or not self._entries:

@@ -32,11 +32,27 @@ class LogConfig:
     message_timestamp_type: str = CREATE_TIME  # message.timestamp.type
     compression_type: str = PRODUCER  # compression.type
     file_delete_delay_ms: int = 60_000  # file.delete.delay.ms
+    segment_index_bytes: int = 10 * 1024**2  # segment.index.bytes: a full index rolls
+    segment_jitter_ms: int = 0  # segment.jitter.ms
+    max_compaction_lag_ms: int = NEVER  # max.compaction.lag.ms
+    timestamp_before_max_ms: int = NEVER  # message.timestamp.before.max.ms (CreateTime)
+    timestamp_after_max_ms: int = 3600 * 1000  # message.timestamp.after.max.ms (CreateTime)
+    gzip_level: int = -1  # compression.gzip.level: -1 is zlib's default
+    lz4_level: int = 9  # compression.lz4.level
+    zstd_level: int = 3  # compression.zstd.level
 
     @property
     def deletes(self) -> bool:
         """Whether retention applies (cleanup.policy includes delete)."""
         return DELETE in self.cleanup_policy
+
+    @property
+    def roll_ms(self) -> int:
+        """Age at which the active segment rolls: a compacted log's records must reach a
+        sealed segment within max.compaction.lag.ms (KIP-354)."""
+        if self.compacts:
+            return min(self.segment_ms, self.max_compaction_lag_ms)
+        return self.segment_ms
 
     @property
     def compacts(self) -> bool:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import random
 import shutil
 import threading
 import time
@@ -105,6 +106,7 @@ class PartitionLog:
         self._producer_state = ProducerStateManager(directory)
         self._unflushed_messages = 0
         self._last_flush_ms = self._now_ms()
+        self._roll_jitter_ms = self._new_roll_jitter()
         self._cleaned_up_to = 0
         self._retired: list[tuple[int, LogSegment]] = []  # (when to close, segment)
         self._closed = False
@@ -317,8 +319,9 @@ class PartitionLog:
         segment = self._segments[-1]
         if segment.size > 0 and (
             segment.size + len(data) > self.config.segment_bytes
-            or now_ms - segment.rolling_base_ms > self.config.segment_ms
+            or now_ms - segment.rolling_base_ms > self.config.roll_ms - self._roll_jitter_ms
             or headers[-1].last_offset - segment.base_offset > MAX_RELATIVE_OFFSET
+            or segment.indexes_full(self.config.segment_index_bytes)
         ):
             segment = self._roll(now_ms)
         segment.append(data, headers, self.config.index_interval_bytes, now_ms)
@@ -336,8 +339,14 @@ class PartitionLog:
         self._producer_state.take_snapshot(self.log_end_offset)
         segment = LogSegment.create(self.directory, self.log_end_offset, now_ms)
         self._segments.append(segment)
+        self._roll_jitter_ms = self._new_roll_jitter()
         logger.info("%s: rolled new segment at offset %d", self.directory.name, segment.base_offset)
         return segment
+
+    def _new_roll_jitter(self) -> int:
+        """How much earlier than segment.ms the next segment rolls (segment.jitter.ms)."""
+        jitter = min(self.config.segment_jitter_ms, self.config.roll_ms)
+        return random.randrange(jitter) if jitter > 0 else 0
 
     # --- reads ---------------------------------------------------------------------------------
 
@@ -430,6 +439,10 @@ class PartitionLog:
     def latest_epoch(self) -> int:
         """The leader epoch of the last batch appended (-1 for an empty history)."""
         return self._epoch_cache.latest_epoch
+
+    def epoch_for_offset(self, offset: int) -> int:
+        """The leader epoch ``offset`` was written in; -1 where the history does not say."""
+        return self._epoch_cache.epoch_for(offset)
 
     def end_offset_for_epoch(self, epoch: int) -> tuple[int, int]:
         """OffsetForLeaderEpoch: (largest epoch <= ``epoch``, its end offset), or (-1, -1)."""

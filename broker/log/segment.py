@@ -121,6 +121,11 @@ class LogSegment:
             self._bytes_since_index_entry = 0
         self._bytes_since_index_entry += header.size
 
+    def indexes_full(self, max_index_bytes: int) -> bool:
+        return self.offset_index.is_full(max_index_bytes) or self.time_index.is_full(
+            max_index_bytes
+        )
+
     def _track(self, header: BatchHeader) -> None:
         if header.max_timestamp > self.max_timestamp:
             self.max_timestamp = header.max_timestamp

@@ -22,6 +22,7 @@ Kafka does not define, CORRUPT_MESSAGE for data the codec cannot read.
 
 from __future__ import annotations
 
+import functools
 import gzip
 import struct
 import zlib
@@ -50,7 +51,6 @@ _XERIAL_HEADER = _XERIAL_MAGIC + struct.pack(">ii", 1, 1)
 _XERIAL_BLOCK_SIZE = 32 * 1024
 _BLOCK_LENGTH = struct.Struct(">i")
 
-_ZSTD_COMPRESSOR = zstandard.ZstdCompressor(write_content_size=False)
 _ZSTD_DECOMPRESSOR = zstandard.ZstdDecompressor()
 
 
@@ -66,20 +66,31 @@ class _FrameDecompressor(Protocol):
     def decompress(self, data: Buffer, /) -> bytes: ...
 
 
-def compress(codec: int, data: Buffer) -> bytes:
-    """Compress a batch's records section with codec ``codec`` (0 returns it unchanged)."""
+def compress(codec: int, data: Buffer, level: int | None = None) -> bytes:
+    """Compress a batch's records section with codec ``codec`` (0 returns it unchanged).
+
+    ``level`` is the codec's level as Kafka's compression.<codec>.level sets it (-1 for
+    gzip: zlib's default); None keeps each codec's default. Snappy has no levels.
+    """
     if codec == NONE:
         return bytes(data)
     if codec == GZIP:
-        return gzip.compress(data, compresslevel=6, mtime=0)
+        return gzip.compress(data, compresslevel=6 if level in (None, -1) else level, mtime=0)
     if codec == SNAPPY:
         return _xerial_compress(data)
     if codec == LZ4:
-        compressed: bytes = lz4.frame.compress(data, block_linked=False, store_size=False)
+        compressed: bytes = lz4.frame.compress(
+            data, compression_level=level or 0, block_linked=False, store_size=False
+        )
         return compressed
     if codec == ZSTD:
-        return _ZSTD_COMPRESSOR.compress(data)
+        return _zstd_compressor(level).compress(data)
     raise _unsupported(codec)
+
+
+@functools.cache
+def _zstd_compressor(level: int | None) -> zstandard.ZstdCompressor:
+    return zstandard.ZstdCompressor(level=3 if level is None else level, write_content_size=False)
 
 
 def decompress(codec: int, data: Buffer) -> bytes:

@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
+import functools
+import importlib
+import os
 import typing
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
@@ -21,8 +24,18 @@ E = TypeVar("E")
 Converter = Callable[[Any], Any]
 
 
+# Set by the test suite: a key that no version of an entity has (a typo, a field of
+# another API) is then an error instead of being dropped like a field that only some
+# versions have.
+STRICT_ENV = "ODRADEK_STRICT_RESPONSES"
+
+
 def build_entity(cls: type[E], data: Mapping[str, Any]) -> E:
     """Instantiate ``cls`` from ``data``; keys ``cls`` does not have are ignored."""
+    if os.environ.get(STRICT_ENV) == "1":
+        unknown = set(data) - _fields_of_every_version(cls.__module__, cls.__name__)
+        if unknown:
+            raise KeyError(f"{cls.__module__}.{cls.__name__} has no field {sorted(unknown)}")
     kwargs = {}
     for name, convert in _converters(cls):
         if name in data:
@@ -31,6 +44,28 @@ def build_entity(cls: type[E], data: Mapping[str, Any]) -> E:
 
 
 _CONVERTERS: dict[type, tuple[tuple[str, Converter], ...]] = {}
+
+
+@functools.cache
+def _fields_of_every_version(module: str, name: str) -> frozenset[str]:
+    """Field names of entity ``name`` in any version of its schema
+    (``kio.schema.<api>.v<N>.<kind>``; other modules: in that module only)."""
+    package, version, kind = module.rsplit(".", 2)
+    if not version.startswith("v"):
+        return frozenset(
+            field.name
+            for field in dataclasses.fields(getattr(importlib.import_module(module), name))
+        )
+    names: set[str] = set()
+    for number in range(64):
+        try:
+            versioned = importlib.import_module(f"{package}.v{number}.{kind}")
+        except ModuleNotFoundError:
+            continue
+        sibling = getattr(versioned, name, None)
+        if sibling is not None and dataclasses.is_dataclass(sibling):
+            names.update(field.name for field in dataclasses.fields(sibling))
+    return frozenset(names)
 
 
 def _converters(cls: type) -> tuple[tuple[str, Converter], ...]:

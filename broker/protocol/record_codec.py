@@ -56,6 +56,7 @@ class BatchSpec:
     partition_leader_epoch: int = -1
     max_timestamp: int | None = None  # LogAppendTime batches carry the append time here
     records: Sequence[Record] = field(default_factory=tuple)
+    compression_level: int | None = None  # None: the codec's default
 
 
 def decode_batch(batch: bytes | memoryview) -> tuple[BatchHeader, list[Record]]:
@@ -79,7 +80,11 @@ def encode_batch(spec: BatchSpec) -> bytes:
     payload = bytearray()
     for record in records:
         payload += _encode_record(record, spec.base_offset, base_timestamp)
-    body = compress(spec.codec, bytes(payload)) if spec.codec else bytes(payload)
+    body = (
+        compress(spec.codec, bytes(payload), spec.compression_level)
+        if spec.codec
+        else bytes(payload)
+    )
     max_timestamp = spec.max_timestamp
     if max_timestamp is None:
         max_timestamp = max(record.timestamp for record in records)

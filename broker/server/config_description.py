@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from odradek.broker.cluster.metadata_image import TopicMetadata
 from odradek.broker.config.broker_config import ConfigSource
 from odradek.broker.config.definitions import BROKER_CONFIGS, TOPIC_CONFIGS, ConfigDef
-from odradek.broker.config.topic_config import broker_default
+from odradek.broker.config.topic_config import broker_default, broker_synonyms
 from odradek.broker.server.context import BrokerContext
 
 
@@ -35,18 +35,22 @@ def describe_topic_config(context: BrokerContext, topic: TopicMetadata) -> list[
         synonyms = []
         if name in topic.configs:
             synonyms.append(Synonym(name, config.get(name), ConfigSource.TOPIC_CONFIG))
-        synonym = definition.broker_synonym
-        if synonym:
-            synonyms.extend(
-                Synonym(synonym, value, source)
-                for source, value in broker.synonyms(synonym)
-                if source is not ConfigSource.DEFAULT_CONFIG
-            )
-        synonyms.append(
-            Synonym(synonym or name, broker_default(broker, name), ConfigSource.DEFAULT_CONFIG)
+        keys = broker_synonyms(name)
+        synonyms.extend(
+            Synonym(key, value, source)
+            for key in keys
+            for source, value in broker.synonyms(key)
+            if source is not ConfigSource.DEFAULT_CONFIG
         )
-        first = synonyms[0]
-        entries.append(ConfigEntry(name, first.value, first.source, definition, tuple(synonyms)))
+        # The default shown is the broker key's own (log.retention.hours=168), as in Kafka;
+        # keys whose broker default is unset (log.roll.ms) show the topic's effective one.
+        default_key = keys[-1] if keys else name
+        default = BROKER_CONFIGS[default_key].default if keys else None
+        if default is None:
+            default = broker_default(broker, name)
+        synonyms.append(Synonym(default_key, default, ConfigSource.DEFAULT_CONFIG))
+        source = synonyms[0].source
+        entries.append(ConfigEntry(name, config.get(name), source, definition, tuple(synonyms)))
     return entries
 
 

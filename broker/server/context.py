@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from odradek.broker.cluster.metadata_image import MetadataImage, TopicMetadata
 from odradek.broker.cluster.metadata_store import MetadataStore
 from odradek.broker.cluster.replica_manager import ReplicaManager
+from odradek.broker.cluster.replication_quota import ReplicationQuota
 from odradek.broker.config.broker_config import BrokerConfig
 from odradek.broker.config.topic_config import TopicConfig, validate_topic_configs
 from odradek.broker.group.coordinator import GroupCoordinator
@@ -22,11 +23,20 @@ class BrokerContext:
     metrics: BrokerMetrics
     producer_ids: ProducerIdAllocator
     groups: GroupCoordinator
+    # leader.replication.throttled.rate over the replicas topics list as throttled
+    leader_quota: ReplicationQuota = field(init=False)
     # Resolved configs are cached against the immutable objects they came from.
     _config_cache: tuple[MetadataImage, BrokerConfig] | None = field(default=None, repr=False)
     _topic_configs: dict[str, tuple[TopicMetadata, BrokerConfig, TopicConfig]] = field(
         default_factory=dict, repr=False
     )
+
+    def __post_init__(self) -> None:
+        self.leader_quota = ReplicationQuota(
+            lambda: self.config.get_int("leader.replication.throttled.rate"),
+            self.static_config.get_int("replication.quota.window.num"),
+            self.static_config.get_int("replication.quota.window.size.seconds"),
+        )
 
     @property
     def config(self) -> BrokerConfig:

@@ -26,11 +26,16 @@ class LogMaintenance:
         checkpoint_s = config.get_int("replica.high.watermark.checkpoint.interval.ms") / 1000
         retention_s = config.get_int("log.retention.check.interval.ms") / 1000
         self._tasks = [
-            asyncio.create_task(self._every(checkpoint_s, self._checkpoint), name="checkpoints"),
-            asyncio.create_task(self._every(retention_s, self._retention), name="retention"),
+            asyncio.create_task(
+                self._every(lambda: checkpoint_s, self._checkpoint), name="checkpoints"
+            ),
+            asyncio.create_task(
+                self._every(lambda: retention_s, self._retention), name="retention"
+            ),
         ]
         if config.get_bool("log.cleaner.enable"):
-            backoff_s = config.get_int("log.cleaner.backoff.ms") / 1000
+            # a dynamic config, as in Kafka: read again before every pause
+            backoff_s = lambda: self._config().get_int("log.cleaner.backoff.ms") / 1000  # noqa: E731
             self._tasks.append(
                 asyncio.create_task(self._every(backoff_s, self._clean), name="log-cleaner")
             )
@@ -40,9 +45,11 @@ class LogMaintenance:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
 
-    async def _every(self, interval_s: float, work: Callable[[], Awaitable[None]]) -> None:
+    async def _every(
+        self, interval_s: Callable[[], float], work: Callable[[], Awaitable[None]]
+    ) -> None:
         while True:
-            await asyncio.sleep(interval_s)
+            await asyncio.sleep(interval_s())
             try:
                 await work()
             except Exception:

@@ -407,9 +407,9 @@ def test_metadata_for_the_offsets_topic_creates_it_with_its_own_layout(
     broker = broker_factory(settings={"offsets.topic.num.partitions": "7"})
     with WireClient.to(broker.bootstrap) as wire:
         (topic,) = wire.metadata([OFFSETS_TOPIC], auto_create=True).topics
-        listed = {item.name for item in wire.metadata(None).topics}
+        listed = {item.name: item.is_internal for item in wire.metadata(None).topics}
     assert (len(topic.partitions), topic.is_internal) == (7, True)
-    assert OFFSETS_TOPIC not in listed, "internal topics are hidden from 'all topics'"
+    assert listed[OFFSETS_TOPIC] is True, "'all topics' lists internal topics, flagged, as Kafka"
     admin = AdminClient({"bootstrap.servers": broker.bootstrap})
     resource = ConfigResource(ResourceType.TOPIC, OFFSETS_TOPIC)
     configs = admin.describe_configs([resource])[resource].result(15)

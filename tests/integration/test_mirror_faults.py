@@ -77,8 +77,10 @@ def test_sigkill_under_load_loses_nothing_and_duplicates_stay_within_the_bound(
         # commit leaves its whole catch-up to be mirrored again by the next, and the bound
         # below is per kill of a running mirror, not of a chain of unfinished restarts.
         wait_until(
-            lambda: mirror.metric("odradek_mirror_records_total") > 500
-            and mirror.metric("odradek_mirror_source_commits_total") >= 2,
+            lambda: (
+                mirror.metric("odradek_mirror_records_total") > 500
+                and mirror.metric("odradek_mirror_source_commits_total") >= 2
+            ),
             60,
             "progress",
         )

@@ -16,6 +16,7 @@ from odradek.broker.server.handlers import (
     describe_cluster,
     describe_configs,
     describe_groups,
+    describe_topic_partitions,
     elect_leaders,
     fetch,
     find_coordinator,
@@ -41,7 +42,7 @@ from odradek.broker.server.handlers.types import ApiHandler
 API_HANDLERS: dict[int, ApiHandler] = {
     ApiKey.PRODUCE: ApiHandler(produce.handle, 3, 9),
     ApiKey.FETCH: ApiHandler(fetch.handle, 4, 12),
-    ApiKey.LIST_OFFSETS: ApiHandler(list_offsets.handle, 1, 7),
+    ApiKey.LIST_OFFSETS: ApiHandler(list_offsets.handle, 1, 11),
     ApiKey.METADATA: ApiHandler(metadata.handle, 0, 12),
     ApiKey.API_VERSIONS: ApiHandler(api_versions.handle, 0, 4),
     ApiKey.CREATE_TOPICS: ApiHandler(create_topics.handle, 2, 7),
@@ -53,7 +54,7 @@ API_HANDLERS: dict[int, ApiHandler] = {
     ApiKey.INCREMENTAL_ALTER_CONFIGS: ApiHandler(incremental_alter_configs.handle, 0, 1),
     ApiKey.CREATE_PARTITIONS: ApiHandler(create_partitions.handle, 0, 3),
     ApiKey.DELETE_RECORDS: ApiHandler(delete_records.handle, 0, 2),
-    ApiKey.DESCRIBE_CLUSTER: ApiHandler(describe_cluster.handle, 0, 1),
+    ApiKey.DESCRIBE_CLUSTER: ApiHandler(describe_cluster.handle, 0, 2),
     ApiKey.ELECT_LEADERS: ApiHandler(elect_leaders.handle, 0, 2),
     ApiKey.ALTER_PARTITION_REASSIGNMENTS: ApiHandler(alter_partition_reassignments.handle, 0, 0),
     ApiKey.LIST_PARTITION_REASSIGNMENTS: ApiHandler(list_partition_reassignments.handle, 0, 0),
@@ -65,9 +66,10 @@ API_HANDLERS: dict[int, ApiHandler] = {
     ApiKey.OFFSET_COMMIT: ApiHandler(offset_commit.handle, 2, 8),
     ApiKey.OFFSET_FETCH: ApiHandler(offset_fetch.handle, 1, 7),
     ApiKey.DESCRIBE_GROUPS: ApiHandler(describe_groups.handle, 0, 5),
-    ApiKey.LIST_GROUPS: ApiHandler(list_groups.handle, 0, 4),
+    ApiKey.LIST_GROUPS: ApiHandler(list_groups.handle, 0, 5),
     ApiKey.DELETE_GROUPS: ApiHandler(delete_groups.handle, 0, 2),
     ApiKey.OFFSET_DELETE: ApiHandler(offset_delete.handle, 0, 0),
+    ApiKey.DESCRIBE_TOPIC_PARTITIONS: ApiHandler(describe_topic_partitions.handle, 0, 0),
 }
 
 

@@ -4,12 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from odradek.broker.protocol.errors import ErrorCode
 from odradek.broker.protocol.framing import Request
 from odradek.broker.server.context import BrokerContext
-from odradek.broker.server.handlers.errors import error_of
-
-HIGH_WATERMARK = -1
+from odradek.broker.server.handlers.errors import answer_or_error
 
 
 async def handle(context: BrokerContext, request: Request) -> dict[str, Any]:
@@ -26,16 +23,10 @@ async def handle(context: BrokerContext, request: Request) -> dict[str, Any]:
 
 
 def _delete(context: BrokerContext, topic: str, item: Any) -> dict[str, Any]:
-    try:
+    def answer() -> dict[str, Any]:
         partition = context.replicas.get(topic, item.partition_index)
         partition.check_leader()
-        offset = partition.high_watermark if item.offset == HIGH_WATERMARK else item.offset
-        partition.log.advance_log_start_offset(offset)
-    except Exception as error:  # every failure becomes this partition's error code
-        code, _ = error_of(error)
-        return {"partition_index": item.partition_index, "low_watermark": -1, "error_code": code}
-    return {
-        "partition_index": item.partition_index,
-        "low_watermark": partition.log.log_start_offset,
-        "error_code": ErrorCode.none,
-    }
+        return {"low_watermark": partition.delete_records_before(item.offset)}
+
+    failed = {"low_watermark": -1}
+    return {"partition_index": item.partition_index, **answer_or_error(answer, failed)}

@@ -1,4 +1,9 @@
-"""DescribeCluster: brokers, controller and cluster id (the AdminClient's view)."""
+"""DescribeCluster v0-2: brokers, controller and cluster id (the AdminClient's view).
+
+A broker serves the broker endpoints only: a request for the controllers' gets
+MISMATCHED_ENDPOINT_TYPE, an unknown type UNSUPPORTED_ENDPOINT_TYPE, as from Kafka's
+brokers. Fenced brokers are listed only when the request includes them (v2).
+"""
 
 from __future__ import annotations
 
@@ -10,20 +15,47 @@ from odradek.broker.server.context import BrokerContext
 from odradek.broker.server.handlers.types import AUTHORIZED_OPERATIONS_OMITTED
 
 BROKER_ENDPOINTS = 1
+CONTROLLER_ENDPOINTS = 2
 
 
 async def handle(context: BrokerContext, request: Request) -> dict[str, Any]:
     image = context.store.image
-    return {
+    body = request.body
+    endpoint_type = getattr(body, "endpoint_type", BROKER_ENDPOINTS)
+    response: dict[str, Any] = {
         "throttle_time": 0,
         "error_code": ErrorCode.none,
         "error_message": None,
         "endpoint_type": BROKER_ENDPOINTS,
         "cluster_id": image.cluster_id,
         "controller_id": image.controller_id,
-        "brokers": [
-            {"broker_id": b.node_id, "host": b.host, "port": b.port, "rack": b.rack}
-            for b in image.brokers.values()
-        ],
+        "brokers": [],
         "cluster_authorized_operations": AUTHORIZED_OPERATIONS_OMITTED,
     }
+    if endpoint_type == CONTROLLER_ENDPOINTS:
+        return {
+            **response,
+            "error_code": ErrorCode.mismatched_endpoint_type,
+            "error_message": "this is a broker endpoint; Odradek's controller is a broker "
+            "role and has no endpoint of its own",
+        }
+    if endpoint_type != BROKER_ENDPOINTS:
+        return {
+            **response,
+            "error_code": ErrorCode.unsupported_endpoint_type,
+            "error_message": f"unknown endpoint type {endpoint_type}",
+        }
+    fenced = image.fenced_brokers()
+    with_fenced = getattr(body, "include_fenced_brokers", False)
+    response["brokers"] = [
+        {
+            "broker_id": b.node_id,
+            "host": b.host,
+            "port": b.port,
+            "rack": b.rack,
+            "is_fenced": b.node_id in fenced,
+        }
+        for b in image.brokers.values()
+        if with_fenced or b.node_id not in fenced
+    ]
+    return response

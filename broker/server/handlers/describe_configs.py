@@ -1,20 +1,27 @@
-"""DescribeConfigs: topic and broker resources, with sources and synonyms."""
+"""DescribeConfigs: topic and broker resources, with sources and synonyms, and the
+levels of the broker's loggers."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from odradek.broker.config.broker_config import ConfigSource
+from odradek.broker.config.definitions import ConfigType
 from odradek.broker.config.parsing import format_value
 from odradek.broker.protocol.errors import ErrorCode, KafkaError
 from odradek.broker.protocol.framing import Request
+from odradek.broker.server.broker_loggers import (
+    BROKER_LOGGER_RESOURCE,
+    check_broker_logger_resource,
+    logger_levels,
+)
 from odradek.broker.server.config_description import (
     ConfigEntry,
     describe_broker_config,
     describe_topic_config,
 )
 from odradek.broker.server.context import BrokerContext
-from odradek.broker.server.handlers.errors import error_of
+from odradek.broker.server.handlers.errors import answer_or_error
 
 TOPIC_RESOURCE = 2
 BROKER_RESOURCE = 4
@@ -36,22 +43,38 @@ def _describe(
     context: BrokerContext, resource: Any, synonyms: bool, documentation: bool
 ) -> dict[str, Any]:
     result = {"resource_type": resource.resource_type, "resource_name": resource.resource_name}
-    try:
-        entries = _entries(context, resource.resource_type, resource.resource_name)
-    except Exception as error:  # every failure becomes this resource's error code
-        code, message = error_of(error)
-        return {**result, "error_code": code, "error_message": message, "configs": ()}
     keys = resource.configuration_keys
-    return {
-        **result,
-        "error_code": ErrorCode.none,
-        "error_message": None,
-        "configs": [
-            _config(entry, synonyms, documentation)
-            for entry in entries
-            if keys is None or entry.name in keys
-        ],
-    }
+
+    def answer() -> dict[str, Any]:
+        if resource.resource_type == BROKER_LOGGER_RESOURCE:
+            configs = _logger_entries(context, resource.resource_name)
+        else:
+            entries = _entries(context, resource.resource_type, resource.resource_name)
+            configs = [_config(entry, synonyms, documentation) for entry in entries]
+        return {
+            "error_message": None,
+            "configs": [c for c in configs if keys is None or c["name"] in keys],
+        }
+
+    return {**result, **answer_or_error(answer, {"configs": ()}, "error_message")}
+
+
+def _logger_entries(context: BrokerContext, name: str) -> list[dict[str, Any]]:
+    check_broker_logger_resource(context.config.node_id, name)
+    return [
+        {
+            "name": logger,
+            "value": level,
+            "read_only": False,
+            "is_default": False,
+            "config_source": ConfigSource.DYNAMIC_BROKER_LOGGER_CONFIG,
+            "is_sensitive": False,
+            "synonyms": [],
+            "config_type": ConfigType.STRING.value,
+            "documentation": None,
+        }
+        for logger, level in logger_levels().items()
+    ]
 
 
 def _entries(context: BrokerContext, resource_type: int, name: str) -> list[ConfigEntry]:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from odradek.broker.protocol.errors import ErrorCode, KafkaError
 
@@ -15,3 +17,20 @@ def error_of(error: Exception) -> tuple[ErrorCode, str | None]:
         return error.code, error.message
     log.exception("unexpected error while serving a request", exc_info=error)
     return ErrorCode.unknown_server_error, str(error)
+
+
+def answer_or_error(
+    answer: Callable[[], Mapping[str, Any]],
+    failed: Mapping[str, Any],
+    message_field: str | None = None,
+) -> dict[str, Any]:
+    """One item of a response (a partition, a resource, ...): ``answer()`` with error code
+    NONE, or, if it raises, ``failed`` with the failure's code (and message)."""
+    try:
+        return {"error_code": ErrorCode.none, **answer()}
+    except Exception as error:  # every failure becomes this item's error code
+        code, message = error_of(error)
+        result = {**failed, "error_code": code}
+        if message_field is not None:
+            result[message_field] = message
+        return result

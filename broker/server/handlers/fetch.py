@@ -6,7 +6,8 @@ import asyncio
 from typing import Any
 
 from odradek.broker.cluster.metadata_image import PartitionState
-from odradek.broker.cluster.partition import Partition
+from odradek.broker.cluster.partition import Partition, PartitionKey
+from odradek.broker.cluster.replication_quota import LEADER_THROTTLED_REPLICAS, throttled_replica
 from odradek.broker.log.partition_log import FileRegion
 from odradek.broker.protocol.errors import ErrorCode, KafkaError
 from odradek.broker.protocol.fetch_response import (
@@ -98,18 +99,19 @@ def _read_partition(
             partition.check_follower(epoch)
         else:
             partition.check_leader(epoch)
+        throttled = False
         if not committed_only:
             partition.record_follower_fetch(replica_id, item.fetch_offset)
+            throttled = _throttled(context, topic, partition, replica_id)
+            if throttled and context.leader_quota.exceeded():
+                max_bytes, min_one_batch = 0, False  # held back: this partition sends nothing
         elif rack_id and partition.is_leader:
             preferred = _replica_in_rack(context, partition.state, rack_id)
             if preferred is not None:
                 return _redirect(partition, item.partition, preferred), -1
-        result = partition.log.read(
-            item.fetch_offset,
-            max_bytes,
-            max_offset=partition.high_watermark if committed_only else None,
-            min_one_batch=min_one_batch,
-        )
+        result = partition.read(item.fetch_offset, max_bytes, committed_only, min_one_batch)
+        if throttled:
+            context.leader_quota.record(result.size)
     except Exception as error:  # every failure becomes this partition's error code
         code, _ = error_of(error)
         log_start, high_watermark = _offsets_or_unknown(context, topic, item.partition)
@@ -128,6 +130,16 @@ def _read_partition(
         records_size=result.size,
     )
     return answer, result.next_offset
+
+
+def _throttled(context: BrokerContext, topic: str, partition: Partition, replica: int) -> bool:
+    """Whether a follower's fetch counts against the leader's replication quota: it is out
+    of the ISR and the topic lists this leader's replica as throttled (KIP-73)."""
+    if replica in partition.state.isr:
+        return False
+    key = PartitionKey(topic, partition.state.partition)
+    image = context.store.image
+    return throttled_replica(image, key, context.config.node_id, LEADER_THROTTLED_REPLICAS)
 
 
 def _replica_in_rack(context: BrokerContext, state: PartitionState, rack: str) -> int | None:
@@ -152,7 +164,7 @@ def _redirect(partition: Partition, index: int, replica: int) -> FetchedPartitio
         error_code=ErrorCode.none.value,
         high_watermark=high_watermark,
         last_stable_offset=high_watermark,
-        log_start_offset=partition.log.log_start_offset,
+        log_start_offset=partition.log_start_offset,
         preferred_read_replica=replica,
     )
 
@@ -162,7 +174,7 @@ def _offsets_or_unknown(context: BrokerContext, topic: str, index: int) -> tuple
         partition = context.replicas.get(topic, index)
     except KafkaError:
         return -1, -1
-    return partition.log.log_start_offset, partition.high_watermark
+    return partition.log_start_offset, partition.high_watermark
 
 
 def _change_waiters(context: BrokerContext, body: Any) -> list[asyncio.Future[None]]:

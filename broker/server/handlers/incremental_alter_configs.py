@@ -1,4 +1,5 @@
-"""IncrementalAlterConfigs: SET, DELETE, APPEND and SUBTRACT single config values."""
+"""IncrementalAlterConfigs: SET, DELETE, APPEND and SUBTRACT single config values of
+topics and brokers; SET and DELETE of broker logger levels."""
 
 from __future__ import annotations
 
@@ -6,6 +7,11 @@ from typing import Any
 
 from odradek.broker.protocol.errors import ErrorCode
 from odradek.broker.protocol.framing import Request
+from odradek.broker.server.broker_loggers import (
+    BROKER_LOGGER_RESOURCE,
+    change_levels,
+    check_broker_logger_resource,
+)
 from odradek.broker.server.config_alteration import (
     apply_incremental,
     current_configs,
@@ -28,8 +34,12 @@ async def _alter(context: BrokerContext, resource: Any, validate_only: bool) -> 
     result = {"resource_type": kind, "resource_name": name}
     try:
         changes = [(entry.name, entry.config_operation, entry.value) for entry in resource.configs]
-        updated = apply_incremental(current_configs(context, kind, name), changes, kind)
-        await replace_configs(context, kind, name, updated, validate_only)
+        if kind == BROKER_LOGGER_RESOURCE:
+            check_broker_logger_resource(context.config.node_id, name)
+            change_levels(changes, validate_only)
+        else:
+            updated = apply_incremental(current_configs(context, kind, name), changes, kind)
+            await replace_configs(context, kind, name, updated, validate_only)
     except Exception as error:  # every failure becomes this resource's error code
         code, message = error_of(error)
         return {**result, "error_code": code, "error_message": message}

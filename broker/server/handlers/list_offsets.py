@@ -1,56 +1,65 @@
-"""ListOffsets: earliest, latest, max-timestamp and by-timestamp offsets."""
+"""ListOffsets v1-11: earliest, latest, max-timestamp and by-timestamp offsets; the
+earliest-local (v8) and tiered (v9, v11) lookups as a broker without tiered storage."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from odradek.broker.protocol.errors import ErrorCode
+from odradek.broker.cluster.partition import (
+    EARLIEST_LOCAL_TIMESTAMP,
+    EARLIEST_PENDING_UPLOAD_TIMESTAMP,
+    EARLIEST_TIMESTAMP,
+    LATEST_TIERED_TIMESTAMP,
+    LATEST_TIMESTAMP,
+    MAX_TIMESTAMP,
+)
+from odradek.broker.protocol.errors import ErrorCode, KafkaError
 from odradek.broker.protocol.framing import Request
 from odradek.broker.server.context import BrokerContext
-from odradek.broker.server.handlers.errors import error_of
+from odradek.broker.server.handlers.errors import answer_or_error
 
-LATEST = -1
-EARLIEST = -2
-MAX_TIMESTAMP = -3
+# The first version that may ask for each special timestamp (Kafka's ReplicaManager).
+FIRST_VERSION = {
+    LATEST_TIMESTAMP: 1,
+    EARLIEST_TIMESTAMP: 1,
+    MAX_TIMESTAMP: 7,
+    EARLIEST_LOCAL_TIMESTAMP: 8,
+    LATEST_TIERED_TIMESTAMP: 9,
+    EARLIEST_PENDING_UPLOAD_TIMESTAMP: 11,
+}
 
 
 async def handle(context: BrokerContext, request: Request) -> dict[str, Any]:
+    version = request.header.api_version
     return {
         "throttle_time": 0,
         "topics": [
             {
                 "name": topic.name,
-                "partitions": [_lookup(context, topic.name, item) for item in topic.partitions],
+                "partitions": [
+                    _lookup(context, version, topic.name, item) for item in topic.partitions
+                ],
             }
             for topic in request.body.topics
         ],
     }
 
 
-def _lookup(context: BrokerContext, topic: str, item: Any) -> dict[str, Any]:
-    try:
+def _lookup(context: BrokerContext, version: int, topic: str, item: Any) -> dict[str, Any]:
+    def answer() -> dict[str, Any]:
+        if item.timestamp < 0 and version < FIRST_VERSION.get(item.timestamp, version + 1):
+            raise KafkaError(
+                ErrorCode.unsupported_version,
+                f"timestamp {item.timestamp} needs a newer ListOffsets version than {version}",
+            )
         partition = context.replicas.get(topic, item.partition_index)
         partition.check_leader(getattr(item, "current_leader_epoch", -1))
-        log = partition.log
-        timestamp, offset = -1, -1
-        if item.timestamp == LATEST:
-            offset = partition.high_watermark
-        elif item.timestamp == EARLIEST:
-            offset = log.log_start_offset
-        elif item.timestamp == MAX_TIMESTAMP:
-            timestamp, offset = log.max_timestamp()
-        else:
-            found = log.offset_for_timestamp(item.timestamp)
-            if found is not None and found[0] < partition.high_watermark:
-                offset, timestamp = found
-    except Exception as error:  # every failure becomes this partition's error code
-        code, _ = error_of(error)
-        return {"partition_index": item.partition_index, "error_code": code,
-                "timestamp": -1, "offset": -1, "leader_epoch": -1}  # fmt: skip
-    return {
-        "partition_index": item.partition_index,
-        "error_code": ErrorCode.none,
-        "timestamp": timestamp,
-        "offset": offset,
-        "leader_epoch": partition.state.leader_epoch,
-    }
+        found = partition.find_offset(item.timestamp)
+        return {
+            "timestamp": found.timestamp,
+            "offset": found.offset,
+            "leader_epoch": found.leader_epoch,
+        }
+
+    failed = {"timestamp": -1, "offset": -1, "leader_epoch": -1}
+    return {"partition_index": item.partition_index, **answer_or_error(answer, failed)}

@@ -19,11 +19,8 @@ async def handle(context: BrokerContext, request: Request) -> dict[str, Any]:
     image = context.store.image
     requested = body.topics
     if requested is None or (request.header.api_version == 0 and not requested):
-        topics = [
-            topic_entry(topic, image.brokers)
-            for topic in image.topics.values()
-            if not topic.internal
-        ]
+        # Internal topics too, flagged is_internal, as Kafka answers (tools list them).
+        topics = [topic_entry(topic, image.brokers) for topic in image.topics.values()]
     else:
         auto_create = getattr(body, "allow_auto_topic_creation", True) and (
             context.config.get_bool("auto.create.topics.enable")
@@ -63,10 +60,10 @@ async def _lookup(context: BrokerContext, item: Any, auto_create: bool) -> dict[
             )
         except KafkaError as error:
             if error.code is not ErrorCode.topic_already_exists:
-                return _error_entry(name, error.code)
+                return error_entry(name, error.code)
             topic = context.store.image.topics[name]
     if topic is None:
-        return _error_entry(name, ErrorCode.unknown_topic_or_partition)
+        return error_entry(name, ErrorCode.unknown_topic_or_partition)
     return topic_entry(topic, context.store.image.brokers)
 
 
@@ -74,7 +71,8 @@ def _name_of_id(image: MetadataImage, topic_id: object) -> str | None:
     return next((t.name for t in image.topics.values() if t.topic_id == topic_id), None)
 
 
-def _error_entry(name: str | None, code: ErrorCode) -> dict[str, Any]:
+def error_entry(name: str | None, code: ErrorCode) -> dict[str, Any]:
+    """A topic's entry that carries only an error (Metadata, DescribeTopicPartitions)."""
     return {"error_code": code, "name": name, "topic_id": None, "is_internal": False,
             "partitions": []}  # fmt: skip
 

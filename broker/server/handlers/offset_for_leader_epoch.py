@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from odradek.broker.protocol.errors import ErrorCode
 from odradek.broker.protocol.framing import Request
 from odradek.broker.server.context import BrokerContext
-from odradek.broker.server.handlers.errors import error_of
+from odradek.broker.server.handlers.errors import answer_or_error
 
 
 async def handle(context: BrokerContext, request: Request) -> dict[str, Any]:
@@ -26,13 +25,11 @@ async def handle(context: BrokerContext, request: Request) -> dict[str, Any]:
 
 
 def _end_offset(context: BrokerContext, topic: str, item: Any) -> dict[str, Any]:
-    try:
+    def answer() -> dict[str, Any]:
         partition = context.replicas.get(topic, item.partition)
         partition.check_leader(item.current_leader_epoch)
-        epoch, end_offset = partition.log.end_offset_for_epoch(item.leader_epoch)
-    except Exception as error:  # every failure becomes this partition's error code
-        code, _ = error_of(error)
-        return {"error_code": code, "partition": item.partition, "leader_epoch": -1,
-                "end_offset": -1}  # fmt: skip
-    return {"error_code": ErrorCode.none, "partition": item.partition, "leader_epoch": epoch,
-            "end_offset": end_offset}  # fmt: skip
+        epoch, end_offset = partition.end_offset_for_epoch(item.leader_epoch)
+        return {"leader_epoch": epoch, "end_offset": end_offset}
+
+    failed = {"leader_epoch": -1, "end_offset": -1}
+    return {"partition": item.partition, **answer_or_error(answer, failed)}

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from batch_builder import NOW_MS, build_batch, keyed_batch
 from log_testing import FakeClock, OpenLog, read_batches, read_records, region_bytes, same_batch
@@ -115,3 +117,59 @@ def test_log_append_time_with_recompression_on_a_compacted_topic(
     assert (header.compression, header.is_log_append_time) == (ZSTD, True)
     assert header.max_timestamp == info.log_append_time == int(clock.now * 1000)
     assert [(r.key, r.value) for r in read_records(log)] == [(b"a", b"1"), (b"b", b"2")]
+
+
+def test_a_create_time_record_too_far_in_the_future_is_refused_as_invalid_timestamp(
+    open_log: OpenLog,
+) -> None:
+    log = open_log(LogConfig(timestamp_after_max_ms=60_000))
+    log.append_as_leader(build_batch(2, timestamp=NOW_MS + 59_998), leader_epoch=0)
+
+    with pytest.raises(KafkaError) as error:
+        log.append_as_leader(build_batch(2, timestamp=NOW_MS + 60_000), leader_epoch=0)
+
+    assert error.value.code == ErrorCode.invalid_timestamp
+    assert "message.timestamp.after.max.ms" in error.value.message
+    assert log.log_end_offset == 2
+
+
+def test_a_create_time_record_too_old_is_refused_only_when_the_topic_bounds_age(
+    open_log: OpenLog, tmp_path: Path
+) -> None:
+    old = build_batch(3, timestamp=NOW_MS - 10 * 3600 * 1000)
+    assert open_log(LogConfig()).append_as_leader(old, leader_epoch=0).first_offset == 0
+    log = open_log(LogConfig(timestamp_before_max_ms=3600 * 1000), tmp_path / "bounded-0")
+
+    with pytest.raises(KafkaError) as error:
+        log.append_as_leader(
+            keyed_batch([(b"k", b"v")], codec=GZIP, timestamp=NOW_MS - 3600_001), leader_epoch=0
+        )
+
+    assert error.value.code == ErrorCode.invalid_timestamp
+    assert log.append_as_leader(build_batch(1), leader_epoch=0).first_offset == 0
+
+
+def test_log_append_time_topics_accept_any_producer_timestamp(open_log: OpenLog) -> None:
+    log = open_log(LogConfig(message_timestamp_type="LogAppendTime", timestamp_after_max_ms=0))
+
+    assert log.append_as_leader(build_batch(1, timestamp=NOW_MS + 10**9), leader_epoch=0)
+
+
+@pytest.mark.parametrize(
+    ("codec", "field", "fast", "small"),
+    [(GZIP, "gzip_level", 1, 9), (LZ4, "lz4_level", 1, 17), (ZSTD, "zstd_level", -5, 19)],
+    ids=["gzip", "lz4", "zstd"],
+)
+def test_compression_levels_apply_when_the_broker_recompresses(
+    open_log: OpenLog, tmp_path: Path, codec: int, field: str, fast: int, small: int
+) -> None:
+    records = [(b"k%d" % i, b"value %d, " % (i % 13) * (i % 40)) for i in range(300)]
+    sizes = {}
+    for level in (fast, small):
+        config = LogConfig(compression_type=CODEC_CONFIG_NAMES[codec], **{field: level})
+        log = open_log(config, tmp_path / f"level{level}-0")
+        log.append_as_leader(keyed_batch(records), leader_epoch=0)
+        assert [(r.key, r.value) for r in read_records(log)] == records
+        sizes[level] = len(region_bytes(log.read(0, 1 << 30)))
+
+    assert sizes[small] < sizes[fast]

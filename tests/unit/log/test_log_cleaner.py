@@ -277,3 +277,30 @@ def test_the_cleaner_checkpoint_survives_a_clean_restart(open_log: OpenLog) -> N
     log.close()
 
     assert open_log(compact_config(segment_bytes=300)).cleaned_up_to == 3
+
+
+def test_a_log_below_the_dirty_ratio_is_cleaned_once_max_compaction_lag_has_passed(
+    open_log: OpenLog,
+) -> None:
+    log = open_log(
+        compact_config(segment_bytes=300, min_cleanable_dirty_ratio=0.9, max_compaction_lag_ms=HOUR)
+    )
+    append_all(log, [([(b"a", b"x" * 150)], 0)] * 4)
+    cleaner = LogCleaner()
+    assert cleaner.clean(log, NOW_MS).runs == 1
+    append_all(log, [([(b"a", b"x" * 150)], 0)] * 2)
+
+    first_dirty_appended_at = NOW_MS  # the fake clock's time when the segment began
+    assert cleaner.plan(log, first_dirty_appended_at + HOUR) is None
+    assert cleaner.plan(log, first_dirty_appended_at + HOUR + 1) is not None
+
+
+def test_a_compacted_logs_active_segment_rolls_within_max_compaction_lag(
+    open_log: OpenLog, clock: FakeClock
+) -> None:
+    log = open_log(compact_config(segment_bytes=1 << 20, max_compaction_lag_ms=60_000))
+    log.append_as_leader(keyed_batch([(b"a", b"1")]), leader_epoch=0)
+    clock.advance_ms(60_001)
+    log.append_as_leader(keyed_batch([(b"a", b"2")]), leader_epoch=0)
+
+    assert log.segment_count == 2

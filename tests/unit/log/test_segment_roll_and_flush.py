@@ -100,3 +100,33 @@ def test_flush_ms_fsyncs_on_the_first_append_after_that_long(
     log.append_as_leader(BATCH, leader_epoch=0)
     log.checkpoint()
     assert recovery_point(tmp_path / "topic-0") == 4
+
+
+def test_segment_rolls_when_its_offset_index_is_full(open_log: OpenLog) -> None:
+    # every batch after a segment's first gets an index entry (interval 0); 3 entries of
+    # 8 bytes fill 24 bytes, so a segment takes 4 batches
+    log = open_log(LogConfig(index_interval_bytes=0, segment_index_bytes=24))
+    for _ in range(9):
+        log.append_as_leader(BATCH, leader_epoch=0)
+
+    assert log.segment_count == 3
+
+
+def test_segment_jitter_rolls_each_segment_up_to_that_much_earlier(
+    open_log: OpenLog, clock: FakeClock, tmp_path: Path
+) -> None:
+    config = LogConfig(segment_ms=60_000, segment_jitter_ms=30_000)
+    logs = [open_log(config, tmp_path / f"topic-{i}") for i in range(40)]
+    for log in logs:
+        log.append_as_leader(BATCH, leader_epoch=0)
+
+    clock.advance_ms(30_000)  # no jitter reaches 30 s: nothing rolls yet
+    for log in logs:
+        log.append_as_leader(BATCH, leader_epoch=0)
+    assert {log.segment_count for log in logs} == {1}
+
+    clock.advance_ms(15_000)  # rolls only where the jitter drawn exceeds 15 s
+    for log in logs:
+        log.append_as_leader(BATCH, leader_epoch=0)
+    rolled = sum(log.segment_count == 2 for log in logs)
+    assert 0 < rolled < len(logs)

@@ -69,3 +69,11 @@ def test_produce_log_append_time_of_minus_one_means_none() -> None:
     entity = build_entity(schema, response)
     assert entity.responses[0].partition_responses[0].log_append_time is None
     assert entity.responses[0].partition_responses[0].base_offset == 7
+
+
+def test_a_key_no_version_of_the_entity_has_fails_under_the_test_suites_strict_mode() -> None:
+    schema = load_response_schema(3, 12)  # Metadata v12
+    with pytest.raises(KeyError, match="has no field \\['no_such_field'\\]"):
+        build_entity(schema, {**METADATA, "no_such_field": 1})
+    # a field only other versions have is dropped, not refused
+    assert build_entity(load_response_schema(3, 0), METADATA).brokers[0].host == "127.0.0.1"

@@ -1,0 +1,61 @@
+"""DescribeTopicPartitions (KIP-966): topic layouts by name, paginated, what Kafka 3.8+
+admin clients use for describeTopics.
+
+Topics come sorted by name (all topics for an empty list), from the cursor on; a page
+holds at most ``response_partition_limit`` partitions (capped by the broker's
+``max.request.partition.size.limit``) and ``next_cursor`` says where the next begins.
+Odradek has no eligible leader replicas (KIP-966's ELR), so those lists are empty.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from odradek.broker.protocol.errors import ErrorCode
+from odradek.broker.protocol.framing import Request
+from odradek.broker.server.context import BrokerContext
+from odradek.broker.server.handlers.metadata import error_entry, topic_entry
+
+
+async def handle(context: BrokerContext, request: Request) -> dict[str, Any]:
+    body = request.body
+    image = context.store.image
+    requested = [topic.name for topic in body.topics]
+    cursor = body.cursor
+    if cursor is not None and (
+        cursor.partition_index < 0 or (requested and cursor.topic_name not in requested)
+    ):
+        invalid = [error_entry(name, ErrorCode.invalid_request) for name in requested]
+        return {"throttle_time": 0, "topics": invalid, "next_cursor": None}
+    limit = max(
+        min(
+            context.config.get_int("max.request.partition.size.limit"),
+            body.response_partition_limit,
+        ),
+        1,
+    )
+    names = sorted(set(requested) if requested else image.topics)
+    if cursor is not None:
+        names = [name for name in names if name >= cursor.topic_name]
+    topics: list[dict[str, Any]] = []
+    next_cursor = None
+    for position, name in enumerate(names):
+        topic = image.topics.get(name)
+        if topic is None:
+            topics.append(error_entry(name, ErrorCode.unknown_topic_or_partition))
+            continue
+        first = cursor.partition_index if cursor is not None and name == cursor.topic_name else 0
+        entry = topic_entry(topic, image.brokers)
+        partitions = [
+            {**p, "eligible_leader_replicas": (), "last_known_elr": ()}
+            for p in entry["partitions"][first:]
+        ]
+        topics.append({**entry, "partitions": partitions[:limit]})
+        if len(partitions) > limit:
+            next_cursor = {"topic_name": name, "partition_index": first + limit}
+            break
+        limit -= len(partitions)
+        if limit == 0 and position + 1 < len(names):
+            next_cursor = {"topic_name": names[position + 1], "partition_index": 0}
+            break
+    return {"throttle_time": 0, "topics": topics, "next_cursor": next_cursor}

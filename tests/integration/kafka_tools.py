@@ -1,0 +1,55 @@
+"""Apache Kafka's own command-line tools, run against Odradek: the classes behind
+kafka-topics, kafka-configs, kafka-get-offsets, ... from the jars bench/kafka_dist.py
+fetches with mvn (scripts/setup.sh fetches them before the tests run)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+
+from kafka_dist import kafka_libs
+
+TOOLS = {
+    "kafka-topics": "org.apache.kafka.tools.TopicCommand",
+    "kafka-configs": "kafka.admin.ConfigCommand",
+    "kafka-get-offsets": "org.apache.kafka.tools.GetOffsetShell",
+    "kafka-features": "org.apache.kafka.tools.FeatureCommand",
+    "kafka-consumer-groups": "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand",
+    "kafka-broker-api-versions": "org.apache.kafka.tools.BrokerApiVersionsCommand",
+    "kafka-console-producer": "org.apache.kafka.tools.ConsoleProducer",
+}
+TIMEOUT_S = 120
+LOG4J_CONFIG = Path(__file__).with_name("kafka_tools_log4j2.properties")
+
+
+def kafka_tool(name: str, *arguments: str, stdin: str | None = None) -> str:
+    """Run one tool to completion; its standard output. A failing tool fails the test with
+    what it printed."""
+    done = run_kafka_tool(name, *arguments, stdin=stdin)
+    if done.returncode != 0:
+        raise AssertionError(
+            f"{name} {' '.join(arguments)} exited {done.returncode}:\n{done.stdout}\n{done.stderr}"
+        )
+    return done.stdout
+
+
+def run_kafka_tool(
+    name: str, *arguments: str, stdin: str | None = None
+) -> subprocess.CompletedProcess[str]:
+    """Run one tool to completion, whatever its exit status."""
+    command = [
+        "java",
+        "-Xmx256m",
+        "-XX:TieredStopAtLevel=1",  # short-lived: C1 alone starts faster
+        f"-Dlog4j2.configurationFile={LOG4J_CONFIG}",
+        "-cp",
+        f"{kafka_libs()}/*",
+        TOOLS[name],
+        *arguments,
+    ]
+    return subprocess.run(
+        command, input=stdin, capture_output=True, text=True, timeout=TIMEOUT_S, check=False
+    )

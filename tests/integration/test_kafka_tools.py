@@ -1,0 +1,263 @@
+"""Apache Kafka's own command-line tools against one Odradek broker, each judged on what it
+prints: topics with every Kafka topic config, internal topics, feature levels, offsets by
+every time spec, group types, API versions and config synonyms."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from broker_process import Broker, unique_name
+from kafka_tools import kafka_tool, run_kafka_tool
+from kafka_wire import WireClient
+from mirror_harness import consume_in_group, produce
+
+from odradek.broker.group.group_partition import OFFSETS_TOPIC
+
+pytestmark = pytest.mark.slow
+
+# A value other than the default for every topic config of Kafka 4.x.
+EVERY_TOPIC_CONFIG = {
+    "cleanup.policy": "compact",
+    "compression.type": "zstd",
+    "compression.gzip.level": "5",
+    "compression.lz4.level": "10",
+    "compression.zstd.level": "7",
+    "delete.retention.ms": "3600000",
+    "file.delete.delay.ms": "30000",
+    "flush.messages": "100000",
+    "flush.ms": "60000",
+    "follower.replication.throttled.replicas": "*",
+    "index.interval.bytes": "8192",
+    "leader.replication.throttled.replicas": "*",
+    "local.retention.bytes": "1073741824",
+    "local.retention.ms": "3600000",
+    "max.compaction.lag.ms": "86400000",
+    "max.message.bytes": "2000000",
+    "message.timestamp.after.max.ms": "7200000",
+    "message.timestamp.before.max.ms": "86400000000",
+    "message.timestamp.type": "LogAppendTime",
+    "min.cleanable.dirty.ratio": "0.3",
+    "min.compaction.lag.ms": "1000",
+    "min.insync.replicas": "1",
+    "preallocate": "true",
+    "remote.log.copy.disable": "true",
+    "remote.log.delete.on.disable": "true",
+    "remote.storage.enable": "false",
+    "retention.bytes": "2147483648",
+    "retention.ms": "86400000",
+    "segment.bytes": "536870912",
+    "segment.index.bytes": "5242880",
+    "segment.jitter.ms": "1000",
+    "segment.ms": "3600000",
+    "unclean.leader.election.enable": "true",
+}
+
+
+def server(broker: Broker) -> tuple[str, str]:
+    return ("--bootstrap-server", broker.bootstrap)
+
+
+def test_kafka_topics_creates_and_describes_a_topic_with_every_kafka_topic_config(
+    broker: Broker,
+) -> None:
+    name = unique_name("every-config")
+    settings = [
+        arg for key, value in EVERY_TOPIC_CONFIG.items() for arg in ("--config", f"{key}={value}")
+    ]
+
+    created = kafka_tool(
+        "kafka-topics",
+        *server(broker),
+        "--create",
+        "--topic",
+        name,
+        "--partitions",
+        "3",
+        "--replication-factor",
+        "1",
+        *settings,
+    )
+    described = kafka_tool("kafka-topics", *server(broker), "--describe", "--topic", name)
+
+    assert f"Created topic {name}." in created
+    header, *partitions = described.strip().splitlines()
+    fields = dict(field.split(": ", 1) for field in header.split("\t") if field)
+    assert (fields["Topic"], fields["PartitionCount"], fields["ReplicationFactor"]) == (
+        name,
+        "3",
+        "1",
+    )
+    configs = dict(item.split("=", 1) for item in fields["Configs"].split(","))
+    assert configs == EVERY_TOPIC_CONFIG
+    assert [line.split("\t")[2] for line in partitions] == [f"Partition: {i}" for i in range(3)]
+    assert all("Leader: 0" in line and "Isr: 0" in line for line in partitions)
+
+
+def test_kafka_topics_is_refused_tiered_storage_with_a_sentence_naming_it(broker: Broker) -> None:
+    done = run_kafka_tool(
+        "kafka-topics",
+        *server(broker),
+        "--create",
+        "--topic",
+        unique_name("tiered"),
+        "--config",
+        "remote.storage.enable=true",
+    )
+
+    assert done.returncode != 0
+    assert "remote.storage.enable: tiered storage is not available" in done.stdout + done.stderr
+
+
+def test_kafka_topics_lists_internal_topics_unless_excluded_and_finds_no_unhealthy_ones(
+    broker: Broker,
+) -> None:
+    with WireClient.to(broker.bootstrap) as wire:
+        wire.metadata([OFFSETS_TOPIC], auto_create=True)
+
+    listed = kafka_tool("kafka-topics", *server(broker), "--list").split()
+    external = kafka_tool("kafka-topics", *server(broker), "--list", "--exclude-internal").split()
+
+    assert OFFSETS_TOPIC in listed and OFFSETS_TOPIC not in external
+    for health_filter in (
+        "--under-replicated-partitions",
+        "--unavailable-partitions",
+        "--under-min-isr-partitions",
+    ):
+        assert kafka_tool("kafka-topics", *server(broker), "--describe", health_filter) == ""
+    # one broker, min.insync.replicas 1: every partition is at its minimum ISR
+    at_min = kafka_tool("kafka-topics", *server(broker), "--describe", "--at-min-isr-partitions")
+    assert f"\tTopic: {OFFSETS_TOPIC}\tPartition: 49\tLeader: 0\t" in at_min
+    described = kafka_tool("kafka-topics", *server(broker), "--describe", "--topic", OFFSETS_TOPIC)
+    assert "PartitionCount: 50" in described.splitlines()[0]
+
+
+def test_kafka_features_describes_the_finalized_metadata_version(broker: Broker) -> None:
+    described = kafka_tool("kafka-features", *server(broker), "describe")
+
+    assert described.split() == [
+        "Feature:", "metadata.version", "SupportedMinVersion:", "3.3-IV3",
+        "SupportedMaxVersion:", "4.0-IV3", "FinalizedVersionLevel:", "4.0-IV3", "Epoch:", "0",
+    ]  # fmt: skip
+
+
+def test_kafka_get_offsets_answers_every_time_spec(broker: Broker) -> None:
+    topic = unique_name("offsets")
+    kafka_tool("kafka-topics", *server(broker), "--create", "--topic", topic, "--partitions", "1")
+    base = int(time.time() * 1000) - 60_000
+    stamps = [base, base + 10, base + 30, base + 20]  # the newest is at offset 2
+    produce(broker, topic, [{"value": b"v", "timestamp": stamp} for stamp in stamps])
+
+    def offset(time_spec: str) -> str:
+        out = kafka_tool(
+            "kafka-get-offsets", *server(broker), "--topic", topic, "--time", time_spec
+        )
+        return out.strip()
+
+    assert offset("latest") == offset("-1") == f"{topic}:0:4"
+    assert offset("earliest") == offset("-2") == offset("-4") == f"{topic}:0:0"
+    assert offset("max-timestamp") == offset("-3") == f"{topic}:0:2"
+    assert offset(str(base + 15)) == f"{topic}:0:2"
+    assert offset(str(base + 31)) == ""  # no record that late: Kafka prints nothing
+    assert offset("-5") == ""  # latest tiered: no tiered storage, no offset
+
+
+def test_kafka_consumer_groups_lists_classic_groups_by_type_and_describes_them(
+    broker: Broker,
+) -> None:
+    topic, group = unique_name("grouped"), unique_name("group")
+    produce(broker, topic, [{"value": b"%d" % i} for i in range(3)])
+    assert len(consume_in_group(broker, group, topic, at_least=3)) == 3
+
+    typed = kafka_tool("kafka-consumer-groups", *server(broker), "--list", "--type")
+    rows = [line.split() for line in typed.splitlines()]
+    described = kafka_tool("kafka-consumer-groups", *server(broker), "--describe", "--group", group)
+
+    assert rows[0] == ["GROUP", "TYPE"] and [group, "Classic"] in rows
+    consumer_type = kafka_tool(
+        "kafka-consumer-groups", *server(broker), "--list", "--type", "consumer"
+    )
+    assert consumer_type.split() == ["GROUP", "TYPE"]  # a header, no consumer-protocol group
+    line = next(line.split() for line in described.splitlines() if line.startswith(group))
+    assert line[1:5] == [topic, "0", "3", "3"]  # topic, partition, committed, log end
+
+
+def test_kafka_broker_api_versions_shows_the_newer_apis_usable(broker: Broker) -> None:
+    listed = kafka_tool("kafka-broker-api-versions", *server(broker))
+
+    for api in (
+        "ListOffsets(2): 1 to 11",
+        "ListGroups(16): 0 to 5",
+        "DescribeCluster(60): 0 to 2",
+        "DescribeTopicPartitions(75): 0 [usable: 0]",
+    ):
+        assert api in listed
+
+
+def test_kafka_configs_shows_retention_ms_with_kafkas_synonyms(broker: Broker) -> None:
+    topic = unique_name("synonyms")
+    kafka_tool("kafka-topics", *server(broker), "--create", "--topic", topic)
+
+    described = kafka_tool(
+        "kafka-configs",
+        *server(broker),
+        "--describe",
+        "--entity-type",
+        "topics",
+        "--entity-name",
+        topic,
+        "--all",
+    )
+
+    assert (
+        "retention.ms=604800000 sensitive=false synonyms={DEFAULT_CONFIG:log.retention.hours=168}"
+        in described
+    )
+
+
+def test_kafka_configs_lists_and_changes_broker_logger_levels_at_run_time(broker: Broker) -> None:
+    loggers = ("--entity-type", "broker-loggers", "--entity-name", "0")
+    handlers = "odradek.broker.server.handlers.errors"
+
+    def levels() -> dict[str, str]:
+        described = kafka_tool("kafka-configs", *server(broker), "--describe", *loggers)
+        entries = [line.split()[0] for line in described.splitlines() if line.startswith("  ")]
+        return dict(entry.split("=", 1) for entry in entries)
+
+    before = levels()
+    kafka_tool(
+        "kafka-configs", *server(broker), "--alter", *loggers, "--add-config", f"{handlers}=TRACE"
+    )
+    changed = levels()
+    kafka_tool("kafka-configs", *server(broker), "--alter", *loggers, "--delete-config", handlers)
+    refused = run_kafka_tool(
+        "kafka-configs", *server(broker), "--alter", *loggers, "--add-config", f"{handlers}=LOUD"
+    )
+
+    assert before["root"] == before[handlers] == "INFO"
+    assert changed[handlers] == "TRACE" and changed["root"] == "INFO"
+    assert levels()[handlers] == "INFO"
+    assert refused.returncode != 0 and "'LOUD' is not a level" in refused.stdout + refused.stderr
+
+
+def test_kafka_topics_describes_every_partition_across_response_pages(broker: Broker) -> None:
+    names = sorted(unique_name("paged") for _ in range(2))
+    for name in names:
+        kafka_tool(
+            "kafka-topics", *server(broker), "--create", "--topic", name, "--partitions", "5"
+        )
+
+    described = kafka_tool(
+        "kafka-topics",
+        *server(broker),
+        "--describe",
+        "--topic",
+        "paged.*",
+        "--partition-size-limit-per-response",
+        "2",
+    )
+
+    rows = [line.split("\t") for line in described.splitlines() if line.startswith("\tTopic:")]
+    assert sorted((row[1], row[2]) for row in rows) == [
+        (f"Topic: {name}", f"Partition: {p}") for name in names for p in range(5)
+    ]
