@@ -307,6 +307,17 @@ class Partition:
     def log_start_offset(self) -> int:
         return self.log.log_start_offset
 
+    @property
+    def size_bytes(self) -> int:
+        """Bytes of this replica's segments."""
+        return self.log.size_bytes
+
+    @property
+    def offset_lag(self) -> int:
+        """How far this replica's log end is behind the high watermark it knows (Kafka's
+        DescribeLogDirs offset lag: 0 on a leader)."""
+        return max(self.high_watermark - self.log.log_end_offset, 0)
+
     def read(
         self, fetch_offset: int, max_bytes: int, committed_only: bool, min_one_batch: bool = True
     ) -> ReadResult:

@@ -19,7 +19,10 @@ TOOLS = {
     "kafka-features": "org.apache.kafka.tools.FeatureCommand",
     "kafka-consumer-groups": "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand",
     "kafka-broker-api-versions": "org.apache.kafka.tools.BrokerApiVersionsCommand",
-    "kafka-console-producer": "org.apache.kafka.tools.ConsoleProducer",
+    "kafka-log-dirs": "org.apache.kafka.tools.LogDirsCommand",
+    "kafka-reassign-partitions": "org.apache.kafka.tools.reassign.ReassignPartitionsCommand",
+    "kafka-leader-election": "org.apache.kafka.tools.LeaderElectionCommand",
+    "kafka-delete-records": "org.apache.kafka.tools.DeleteRecordsCommand",
 }
 TIMEOUT_S = 120
 LOG4J_CONFIG = Path(__file__).with_name("kafka_tools_log4j2.properties")

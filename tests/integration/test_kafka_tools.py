@@ -4,6 +4,7 @@ every time spec, group types, API versions and config synonyms."""
 
 from __future__ import annotations
 
+import json
 import time
 
 import pytest
@@ -261,3 +262,22 @@ def test_kafka_topics_describes_every_partition_across_response_pages(broker: Br
     assert sorted((row[1], row[2]) for row in rows) == [
         (f"Topic: {name}", f"Partition: {p}") for name in names for p in range(5)
     ]
+
+
+def test_kafka_log_dirs_describes_the_log_directory_with_each_replicas_size(broker: Broker) -> None:
+    topic = unique_name("sized")
+    kafka_tool("kafka-topics", *server(broker), "--create", "--topic", topic, "--partitions", "2")
+    produce(broker, topic, [{"value": b"x" * 1000, "partition": 0} for _ in range(10)])
+
+    described = kafka_tool("kafka-log-dirs", *server(broker), "--describe", "--topic-list", topic)
+
+    report = json.loads(described.strip().splitlines()[-1])
+    [(node, [log_dir])] = [(b["broker"], b["logDirs"]) for b in report["brokers"]]
+    assert (node, log_dir["error"]) == (0, None)
+    assert log_dir["logDir"] == str(broker.data_dir.resolve())
+    sizes = {
+        p["partition"]: (p["size"], p["offsetLag"], p["isFuture"]) for p in log_dir["partitions"]
+    }
+    assert sizes[f"{topic}-1"] == (0, 0, False)
+    assert sizes[f"{topic}-0"][0] > 10_000 and sizes[f"{topic}-0"][1:] == (0, False)
+    assert set(sizes) == {f"{topic}-0", f"{topic}-1"}

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from odradek.broker.protocol.errors import ErrorCode
 from odradek.broker.protocol.framing import Request
 from odradek.broker.server.config_alteration import replace_configs
 from odradek.broker.server.context import BrokerContext
-from odradek.broker.server.handlers.errors import error_of
+from odradek.broker.server.handlers.errors import awaited_answer_or_error
 
 
 async def handle(context: BrokerContext, request: Request) -> dict[str, Any]:
@@ -20,13 +19,12 @@ async def handle(context: BrokerContext, request: Request) -> dict[str, Any]:
 
 
 async def _alter(context: BrokerContext, resource: Any, validate_only: bool) -> dict[str, Any]:
-    result = {"resource_type": resource.resource_type, "resource_name": resource.resource_name}
-    try:
+    kind, name = resource.resource_type, resource.resource_name
+
+    async def answer() -> dict[str, Any]:
         configs = {entry.name: entry.value or "" for entry in resource.configs}
-        await replace_configs(
-            context, resource.resource_type, resource.resource_name, configs, validate_only
-        )
-    except Exception as error:  # every failure becomes this resource's error code
-        code, message = error_of(error)
-        return {**result, "error_code": code, "error_message": message}
-    return {**result, "error_code": ErrorCode.none, "error_message": None}
+        await replace_configs(context, kind, name, configs, validate_only)
+        return {}
+
+    outcome = await awaited_answer_or_error(answer, {}, "error_message")
+    return {"resource_type": kind, "resource_name": name, **outcome}

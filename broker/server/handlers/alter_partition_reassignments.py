@@ -7,7 +7,7 @@ from typing import Any
 from odradek.broker.protocol.errors import ErrorCode
 from odradek.broker.protocol.framing import Request
 from odradek.broker.server.context import BrokerContext
-from odradek.broker.server.handlers.errors import error_of
+from odradek.broker.server.handlers.errors import awaited_answer_or_error
 from odradek.broker.server.partition_admin import reassign
 
 
@@ -16,14 +16,13 @@ async def handle(context: BrokerContext, request: Request) -> dict[str, Any]:
     for topic in request.body.topics:
         results = []
         for item in topic.partitions:
-            try:
-                await reassign(context, topic.name, item.partition_index, item.replicas)
-                results.append({"partition_index": item.partition_index,
-                                "error_code": ErrorCode.none, "error_message": None})  # fmt: skip
-            except Exception as error:  # every failure becomes this partition's error code
-                code, message = error_of(error)
-                results.append({"partition_index": item.partition_index, "error_code": code,
-                                "error_message": message})  # fmt: skip
+
+            async def answer(name: str = topic.name, item: Any = item) -> dict[str, Any]:
+                await reassign(context, name, item.partition_index, item.replicas)
+                return {}
+
+            moved = await awaited_answer_or_error(answer, {}, "error_message")
+            results.append({"partition_index": item.partition_index, **moved})
         responses.append({"name": topic.name, "partitions": results})
     return {"throttle_time": 0, "error_code": ErrorCode.none, "error_message": None,
             "responses": responses}  # fmt: skip

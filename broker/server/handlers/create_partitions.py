@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from odradek.broker.protocol.errors import ErrorCode
 from odradek.broker.protocol.framing import Request
 from odradek.broker.server.context import BrokerContext
-from odradek.broker.server.handlers.errors import error_of
+from odradek.broker.server.handlers.errors import awaited_answer_or_error
 from odradek.broker.server.topic_admin import add_partitions
 
 
@@ -20,10 +19,9 @@ async def handle(context: BrokerContext, request: Request) -> dict[str, Any]:
 
 
 async def _grow(context: BrokerContext, topic: Any, validate_only: bool) -> dict[str, Any]:
-    try:
+    async def answer() -> dict[str, Any]:
         assignments = [entry.broker_ids for entry in topic.assignments or ()]
         await add_partitions(context, topic.name, topic.count, assignments, validate_only)
-    except Exception as error:  # every failure becomes this topic's error code
-        code, message = error_of(error)
-        return {"name": topic.name, "error_code": code, "error_message": message}
-    return {"name": topic.name, "error_code": ErrorCode.none, "error_message": None}
+        return {}
+
+    return {"name": topic.name, **await awaited_answer_or_error(answer, {}, "error_message")}

@@ -5,11 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from odradek.broker.config.parsing import format_value
-from odradek.broker.protocol.errors import ErrorCode
 from odradek.broker.protocol.framing import Request
 from odradek.broker.server.config_description import describe_topic_config
 from odradek.broker.server.context import BrokerContext
-from odradek.broker.server.handlers.errors import error_of
+from odradek.broker.server.handlers.errors import awaited_answer_or_error
 from odradek.broker.server.topic_admin import create_topic
 
 
@@ -20,25 +19,25 @@ async def handle(context: BrokerContext, request: Request) -> dict[str, Any]:
 
 
 async def _create(context: BrokerContext, item: Any, validate_only: bool) -> dict[str, Any]:
-    try:
-        topic = await create_topic(
-            context,
-            item.name,
-            item.num_partitions,
-            item.replication_factor,
-            {entry.partition_index: entry.broker_ids for entry in item.assignments},
-            {entry.name: entry.value for entry in item.configs},
-            validate_only,
-        )
-    except Exception as error:  # every failure becomes this topic's error code
-        code, message = error_of(error)
-        return {"name": item.name, "topic_id": None, "error_code": code, "error_message": message,
-                "num_partitions": -1, "replication_factor": -1, "configs": None}  # fmt: skip
+    failed = {"topic_id": None, "num_partitions": -1, "replication_factor": -1, "configs": None}
+    outcome = await awaited_answer_or_error(
+        lambda: _created(context, item, validate_only), failed, "error_message"
+    )
+    return {"name": item.name, **outcome}
+
+
+async def _created(context: BrokerContext, item: Any, validate_only: bool) -> dict[str, Any]:
+    topic = await create_topic(
+        context,
+        item.name,
+        item.num_partitions,
+        item.replication_factor,
+        {entry.partition_index: entry.broker_ids for entry in item.assignments},
+        {entry.name: entry.value for entry in item.configs},
+        validate_only,
+    )
     return {
-        "name": topic.name,
         "topic_id": topic.topic_id,
-        "error_code": ErrorCode.none,
-        "error_message": None,
         "num_partitions": len(topic.partitions),
         "replication_factor": len(topic.partitions[0].replicas),
         "configs": [

@@ -4,19 +4,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from odradek.broker.protocol.errors import ErrorCode
 from odradek.broker.protocol.framing import Request
 from odradek.broker.server.context import BrokerContext
-from odradek.broker.server.handlers.errors import error_of
+from odradek.broker.server.handlers.errors import awaited_answer_or_error
 
 
 async def handle(context: BrokerContext, request: Request) -> dict[str, Any]:
     results = []
     for group_id in request.body.groups_names:
-        try:
+
+        async def answer(group_id: str = group_id) -> dict[str, Any]:
             await context.groups.delete_group(group_id)
-            code = ErrorCode.none
-        except Exception as error:  # every failure becomes this group's error code
-            code, _ = error_of(error)
-        results.append({"group_id": group_id, "error_code": code})
+            return {}
+
+        results.append({"group_id": group_id, **await awaited_answer_or_error(answer, {})})
     return {"throttle_time": 0, "results": results}

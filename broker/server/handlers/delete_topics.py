@@ -7,7 +7,7 @@ from typing import Any
 from odradek.broker.protocol.errors import ErrorCode, KafkaError
 from odradek.broker.protocol.framing import Request
 from odradek.broker.server.context import BrokerContext
-from odradek.broker.server.handlers.errors import error_of
+from odradek.broker.server.handlers.errors import awaited_answer_or_error
 from odradek.broker.server.topic_admin import delete_topic
 
 
@@ -28,12 +28,12 @@ async def _delete(context: BrokerContext, name: str | None, topic_id: Any) -> di
     if name is None:
         name = next((t.name for t in topics.values() if t.topic_id == topic_id), None)
     found = topics.get(name) if name is not None else None
-    try:
+
+    async def answer() -> dict[str, Any]:
         if found is None:
             raise KafkaError(ErrorCode.unknown_topic_or_partition, "no such topic")
         await delete_topic(context, found.name)
-    except Exception as error:  # every failure becomes this topic's error code
-        code, message = error_of(error)
-        return {"name": name, "topic_id": topic_id, "error_code": code, "error_message": message}
-    return {"name": name, "topic_id": found.topic_id, "error_code": ErrorCode.none,
-            "error_message": None}  # fmt: skip
+        return {"topic_id": found.topic_id}
+
+    outcome = await awaited_answer_or_error(answer, {"topic_id": topic_id}, "error_message")
+    return {"name": name, **outcome}

@@ -7,7 +7,7 @@ from typing import Any
 from odradek.broker.protocol.errors import ErrorCode
 from odradek.broker.protocol.framing import Request
 from odradek.broker.server.context import BrokerContext
-from odradek.broker.server.handlers.errors import error_of
+from odradek.broker.server.handlers.errors import awaited_answer_or_error
 from odradek.broker.server.partition_admin import elect_leader
 
 
@@ -24,13 +24,12 @@ async def handle(context: BrokerContext, request: Request) -> dict[str, Any]:
     for topic, partitions in targets:
         outcome = []
         for partition in partitions:
-            try:
+
+            async def answer(topic: str = topic, partition: int = partition) -> dict[str, Any]:
                 await elect_leader(context, topic, partition, kind)
-                code, message = ErrorCode.none, None
-            except Exception as error:  # every failure becomes this partition's error code
-                code, message = error_of(error)
-            outcome.append(
-                {"partition_id": partition, "error_code": code, "error_message": message}
-            )
+                return {}
+
+            elected = await awaited_answer_or_error(answer, {}, "error_message")
+            outcome.append({"partition_id": partition, **elected})
         results.append({"topic": topic, "partition_result": outcome})
     return {"throttle_time": 0, "error_code": ErrorCode.none, "replica_election_results": results}

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from odradek.broker.protocol.errors import ErrorCode, KafkaError
@@ -24,13 +24,39 @@ def answer_or_error(
     failed: Mapping[str, Any],
     message_field: str | None = None,
 ) -> dict[str, Any]:
-    """One item of a response (a partition, a resource, ...): ``answer()`` with error code
-    NONE, or, if it raises, ``failed`` with the failure's code (and message)."""
+    """One item of a response (a partition, a topic, a resource): ``answer()`` with error
+    code NONE, or, if it raises, ``failed`` with the failure's code; ``message_field``
+    carries the error message (None on success)."""
     try:
-        return {"error_code": ErrorCode.none, **answer()}
+        return _answered(answer(), message_field)
     except Exception as error:  # every failure becomes this item's error code
-        code, message = error_of(error)
-        result = {**failed, "error_code": code}
-        if message_field is not None:
-            result[message_field] = message
-        return result
+        return _failed(error, failed, message_field)
+
+
+async def awaited_answer_or_error(
+    answer: Callable[[], Awaitable[Mapping[str, Any]]],
+    failed: Mapping[str, Any],
+    message_field: str | None = None,
+) -> dict[str, Any]:
+    """``answer_or_error`` for an answer that must be awaited."""
+    try:
+        return _answered(await answer(), message_field)
+    except Exception as error:  # every failure becomes this item's error code
+        return _failed(error, failed, message_field)
+
+
+def _answered(answer: Mapping[str, Any], message_field: str | None) -> dict[str, Any]:
+    result = {"error_code": ErrorCode.none, **answer}
+    if message_field is not None:
+        result.setdefault(message_field, None)
+    return result
+
+
+def _failed(
+    error: Exception, failed: Mapping[str, Any], message_field: str | None
+) -> dict[str, Any]:
+    code, message = error_of(error)
+    result = {**failed, "error_code": code}
+    if message_field is not None:
+        result[message_field] = message
+    return result

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from odradek.broker.protocol.errors import ErrorCode
 from odradek.broker.protocol.framing import Request
 from odradek.broker.server.broker_loggers import (
     BROKER_LOGGER_RESOURCE,
@@ -18,7 +17,7 @@ from odradek.broker.server.config_alteration import (
     replace_configs,
 )
 from odradek.broker.server.context import BrokerContext
-from odradek.broker.server.handlers.errors import error_of
+from odradek.broker.server.handlers.errors import awaited_answer_or_error
 
 
 async def handle(context: BrokerContext, request: Request) -> dict[str, Any]:
@@ -31,8 +30,8 @@ async def handle(context: BrokerContext, request: Request) -> dict[str, Any]:
 
 async def _alter(context: BrokerContext, resource: Any, validate_only: bool) -> dict[str, Any]:
     kind, name = resource.resource_type, resource.resource_name
-    result = {"resource_type": kind, "resource_name": name}
-    try:
+
+    async def answer() -> dict[str, Any]:
         changes = [(entry.name, entry.config_operation, entry.value) for entry in resource.configs]
         if kind == BROKER_LOGGER_RESOURCE:
             check_broker_logger_resource(context.config.node_id, name)
@@ -40,7 +39,7 @@ async def _alter(context: BrokerContext, resource: Any, validate_only: bool) -> 
         else:
             updated = apply_incremental(current_configs(context, kind, name), changes, kind)
             await replace_configs(context, kind, name, updated, validate_only)
-    except Exception as error:  # every failure becomes this resource's error code
-        code, message = error_of(error)
-        return {**result, "error_code": code, "error_message": message}
-    return {**result, "error_code": ErrorCode.none, "error_message": None}
+        return {}
+
+    outcome = await awaited_answer_or_error(answer, {}, "error_message")
+    return {"resource_type": kind, "resource_name": name, **outcome}
