@@ -37,7 +37,7 @@ from odradek.broker.cluster.metadata_image import (
     PartitionState,
     TopicMetadata,
 )
-from odradek.broker.cluster.metadata_store import Listener
+from odradek.broker.cluster.metadata_store import ImageSubscribers, Listener
 from odradek.broker.protocol.errors import ErrorCode, KafkaError
 
 log = logging.getLogger(__name__)
@@ -55,7 +55,7 @@ class EtcdMetadataStore:
         self._prefix = f"/odradek/{cluster}/"
         self._broker = broker
         self._ttl = session_ttl_s
-        self._listeners: list[Listener] = []
+        self._subscribers = ImageSubscribers()
         self._image = MetadataImage(cluster_id="", controller_id=NO_CONTROLLER)
         self._kvs: dict[str, KeyValue] = {}
         self._lease = 0
@@ -136,7 +136,7 @@ class EtcdMetadataStore:
         return self._image
 
     def subscribe(self, listener: Listener) -> None:
-        self._listeners.append(listener)
+        self._subscribers.subscribe(listener)
 
     async def create_topic(self, topic: TopicMetadata) -> None:
         ops = [put_op(self._topic_key(topic.name), _encode_topic(topic))]
@@ -288,9 +288,7 @@ class EtcdMetadataStore:
         """Wait until the watch has brought our own write into the image."""
         async with asyncio.timeout(10):
             while not condition(self._image):
-                changed = asyncio.get_running_loop().create_future()
-                self._listeners.append(_once(changed))
-                await changed
+                await self._subscribers.next_change()
 
     async def _watch(self, revision: int) -> None:
         while True:
@@ -333,16 +331,7 @@ class EtcdMetadataStore:
     def _rebuild(self) -> None:
         old = self._image
         self._image = _image_from(self._prefix, self._kvs)
-        for listener in list(self._listeners):
-            listener(old, self._image)
-
-
-def _once(future: asyncio.Future[None]) -> Listener:
-    def listener(old: MetadataImage, new: MetadataImage) -> None:
-        if not future.done():
-            future.set_result(None)
-
-    return listener
+        self._subscribers.publish(old, self._image)
 
 
 def _image_from(prefix: str, kvs: dict[str, KeyValue]) -> MetadataImage:

@@ -7,6 +7,7 @@ multi-broker cluster implements the same interface.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import uuid
@@ -25,6 +26,33 @@ from odradek.broker.protocol.errors import ErrorCode, KafkaError
 
 PRODUCER_ID_BLOCK_SIZE = 1000
 Listener = Callable[[MetadataImage, MetadataImage], None]
+
+
+class ImageSubscribers:
+    """Who hears of a store's image changes: listeners, called after every change in the
+    order they subscribed, and one-shot waiters for the next change (both stores share
+    this, so they publish alike)."""
+
+    def __init__(self) -> None:
+        self._listeners: list[Listener] = []
+        self._waiters: list[asyncio.Future[None]] = []
+
+    def subscribe(self, listener: Listener) -> None:
+        self._listeners.append(listener)
+
+    def publish(self, old: MetadataImage, new: MetadataImage) -> None:
+        for listener in list(self._listeners):  # a listener may subscribe another
+            listener(old, new)
+        waiters, self._waiters = self._waiters, []
+        for waiter in waiters:
+            if not waiter.done():
+                waiter.set_result(None)
+
+    def next_change(self) -> asyncio.Future[None]:
+        """A future resolved at the next change of the image."""
+        waiter = asyncio.get_running_loop().create_future()
+        self._waiters.append(waiter)
+        return waiter
 
 
 class MetadataStore(Protocol):
@@ -65,7 +93,7 @@ class EmbeddedMetadataStore:
 
     def __init__(self, data_dir: Path, broker: BrokerRegistration) -> None:
         self._path = data_dir / self.FILE_NAME
-        self._listeners: list[Listener] = []
+        self._subscribers = ImageSubscribers()
         data = json.loads(self._path.read_text()) if self._path.exists() else {}
         self._next_producer_id: int = data.get("next_producer_id", 0)
         self._image = MetadataImage(
@@ -84,7 +112,7 @@ class EmbeddedMetadataStore:
         return self._image
 
     def subscribe(self, listener: Listener) -> None:
-        self._listeners.append(listener)
+        self._subscribers.subscribe(listener)
 
     async def create_topic(self, topic: TopicMetadata) -> None:
         if topic.name in self._image.topics:
@@ -134,8 +162,7 @@ class EmbeddedMetadataStore:
     def _apply(self, image: MetadataImage) -> None:
         old, self._image = self._image, image
         self._persist()
-        for listener in self._listeners:
-            listener(old, image)
+        self._subscribers.publish(old, image)
 
     def _persist(self) -> None:
         data = {
