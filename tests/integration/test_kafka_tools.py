@@ -281,3 +281,45 @@ def test_kafka_log_dirs_describes_the_log_directory_with_each_replicas_size(brok
     assert sizes[f"{topic}-1"] == (0, 0, False)
     assert sizes[f"{topic}-0"][0] > 10_000 and sizes[f"{topic}-0"][1:] == (0, False)
     assert set(sizes) == {f"{topic}-0", f"{topic}-1"}
+
+
+def test_kafka_consumer_groups_resets_deletes_offsets_and_deletes_an_empty_group(
+    broker: Broker,
+) -> None:
+    topic, group = unique_name("managed"), unique_name("managed-group")
+    produce(broker, topic, [{"value": b"%d" % i} for i in range(5)])
+    assert len(consume_in_group(broker, group, topic, at_least=5)) == 5
+    groups = ("kafka-consumer-groups", *server(broker), "--group", group)
+
+    def rows(output: str) -> list[list[str]]:
+        return [line.split() for line in output.splitlines() if line.startswith(group)]
+
+    state = kafka_tool(*groups, "--describe", "--state")
+    reset = kafka_tool(*groups, "--topic", topic, "--reset-offsets", "--to-offset", "2",
+                       "--execute")  # fmt: skip
+    described = kafka_tool(*groups, "--describe", "--offsets")
+    offsets_deleted = kafka_tool(*groups, "--delete-offsets", "--topic", topic)
+    deleted = kafka_tool(*groups, "--delete")
+
+    assert rows(state)[0][-2:] == ["Empty", "0"]  # state, members
+    assert rows(reset) == [[group, topic, "0", "2"]]
+    assert rows(described)[0][1:4] == [topic, "0", "2"]
+    assert f"Request succeeded for deleting offsets from group {group}." in offsets_deleted
+    assert [topic, "0", "Successful"] in [line.split() for line in offsets_deleted.splitlines()]
+    assert f"Deletion of requested consumer groups ('{group}') was successful." in deleted
+    listed = kafka_tool("kafka-consumer-groups", *server(broker), "--list").split()
+    assert group not in listed
+
+
+def test_kafka_console_producer_and_consumer_carry_keyed_lines(broker: Broker) -> None:
+    topic = unique_name("console")
+    lines = [f"key-{i}:value {i}" for i in range(5)]
+    keyed = ("--reader-property", "parse.key=true", "--reader-property", "key.separator=:")
+
+    kafka_tool("kafka-console-producer", *server(broker), "--topic", topic, *keyed,
+               stdin="\n".join(lines) + "\n")  # fmt: skip
+    consumed = kafka_tool("kafka-console-consumer", *server(broker), "--topic", topic,
+                          "--from-beginning", "--max-messages", "5", "--formatter-property",
+                          "print.key=true", "--formatter-property", "key.separator=:")  # fmt: skip
+
+    assert consumed.splitlines() == lines
