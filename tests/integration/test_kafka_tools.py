@@ -323,3 +323,35 @@ def test_kafka_console_producer_and_consumer_carry_keyed_lines(broker: Broker) -
                           "print.key=true", "--formatter-property", "key.separator=:")  # fmt: skip
 
     assert consumed.splitlines() == lines
+
+
+def test_kafka_verifiable_producer_and_consumer_account_for_every_record(broker: Broker) -> None:
+    topic, group = unique_name("verifiable"), unique_name("verifiable-group")
+
+    produced = kafka_tool("kafka-verifiable-producer", *server(broker), "--topic", topic,
+                          "--max-messages", "200", "--acks", "-1")  # fmt: skip
+    consumed = kafka_tool("kafka-verifiable-consumer", *server(broker), "--topic", topic,
+                          "--group-id", group, "--max-messages", "200")  # fmt: skip
+
+    events = [json.loads(line) for line in produced.splitlines() if line.startswith("{")]
+    summary = next(e for e in events if e["name"] == "tool_data")
+    assert (summary["sent"], summary["acked"]) == (200, 200)
+    events = [json.loads(line) for line in consumed.splitlines() if line.startswith("{")]
+    assert sum(e["count"] for e in events if e["name"] == "records_consumed") == 200
+    commits = [e for e in events if e["name"] == "offsets_committed"]
+    assert commits and all(e["success"] for e in commits)
+    assert commits[-1]["offsets"] == [{"topic": topic, "partition": 0, "offset": 200}]
+
+
+def test_kafkas_client_compatibility_test_passes(broker: Broker) -> None:
+    checked = kafka_tool(
+        "client-compatibility-test", *server(broker), "--topic", unique_name("compatibility"),
+        "--offsets-for-times-supported", "true", "--cluster-id-supported", "true",
+        "--expect-record-too-large-exception", "false", "--num-cluster-nodes", "1",
+        "--create-topics-supported", "true", "--describe-configs-supported", "true",
+        "--idempotent-producer-supported", "true",
+        # no ACLs yet (the broker security issue): the client must see DescribeAcls unsupported
+        "--describe-acls-supported", "false",
+    )  # fmt: skip
+
+    assert checked.strip().splitlines()[-1] == "SUCCESS."
