@@ -4,22 +4,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from odradek.broker.protocol.errors import ErrorCode
 from odradek.broker.protocol.framing import Request
 from odradek.broker.server.context import BrokerContext
-from odradek.broker.server.handlers.errors import error_of
+from odradek.broker.server.handlers.errors import answer_or_error
 
 
 async def handle(context: BrokerContext, request: Request) -> dict[str, Any]:
     body = request.body
-    try:
-        context.groups.heartbeat(
-            body.group_id,
-            body.member_id,
-            getattr(body, "group_instance_id", None),
-            body.generation_id,
-        )
-        code = ErrorCode.none
-    except Exception as error:  # every failure becomes the response's error code
-        code, _ = error_of(error)
-    return {"throttle_time": 0, "error_code": code}
+
+    def answer() -> dict[str, Any]:
+        instance = getattr(body, "group_instance_id", None)
+        context.groups.heartbeat(body.group_id, body.member_id, instance, body.generation_id)
+        return {}
+
+    return {"throttle_time": 0, **answer_or_error(answer, {})}

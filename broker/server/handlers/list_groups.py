@@ -3,34 +3,35 @@ type (v5: every group here is a classic one)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
-from odradek.broker.protocol.errors import ErrorCode
+from odradek.broker.group.group import Group
 from odradek.broker.protocol.framing import Request
 from odradek.broker.server.context import BrokerContext
-from odradek.broker.server.handlers.errors import error_of
+from odradek.broker.server.handlers.errors import answer_or_error
 
 CLASSIC = "classic"
 
 
 async def handle(context: BrokerContext, request: Request) -> dict[str, Any]:
     types = {t.lower() for t in getattr(request.body, "types_filter", ())}
-    try:
+
+    def answer() -> dict[str, Any]:
         groups = context.groups.list_groups(getattr(request.body, "states_filter", ()))
-    except Exception as error:  # every failure becomes the response's error code
-        code, _ = error_of(error)
-        return {"throttle_time": 0, "error_code": code, "groups": []}
-    return {
-        "throttle_time": 0,
-        "error_code": ErrorCode.none,
-        "groups": [
-            {
-                "group_id": group.group_id,
-                "protocol_type": group.protocol_type or "",
-                "group_state": group.state.value,
-                "group_type": CLASSIC,
-            }
-            for group in groups
-            if not types or CLASSIC in types
-        ],
-    }
+        return {"groups": _listed(groups, types)}
+
+    return {"throttle_time": 0, **answer_or_error(answer, {"groups": []})}
+
+
+def _listed(groups: Iterable[Group], types: set[str]) -> list[dict[str, Any]]:
+    return [
+        {
+            "group_id": group.group_id,
+            "protocol_type": group.protocol_type or "",
+            "group_state": group.state.value,
+            "group_type": CLASSIC,
+        }
+        for group in groups
+        if not types or CLASSIC in types
+    ]
