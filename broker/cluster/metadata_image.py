@@ -5,6 +5,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from typing import Any
 
 
@@ -104,6 +105,14 @@ class MetadataImage:
     # The registration epoch of each broker the controller has unfenced: it took the
     # broker's leaderships and ISR places of any earlier registration away first.
     unfenced: Mapping[int, int] = field(default_factory=dict)
+
+    @cached_property
+    def _topic_names_by_id(self) -> Mapping[uuid.UUID, str]:
+        return {topic.topic_id: name for name, topic in self.topics.items()}
+
+    def topic_name(self, topic_id: uuid.UUID | None) -> str | None:
+        """The name of the topic with ``topic_id`` (requests since KIP-516 name topics by id)."""
+        return self._topic_names_by_id.get(topic_id) if topic_id is not None else None
 
     def fenced_brokers(self) -> set[int]:
         """Registered brokers whose current registration the controller has not unfenced."""

@@ -9,6 +9,7 @@ import logging
 import time
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, replace
+from pathlib import Path
 
 from odradek.broker.cluster.metadata_image import PartitionState
 from odradek.broker.log.partition_log import AppendInfo, PartitionLog, ReadResult
@@ -46,6 +47,16 @@ class PartitionKey:
         return f"{self.topic}-{self.partition}"
 
 
+@dataclass(frozen=True)
+class ReplicaInLogDir:
+    """A replica's log, or its copy being moved (``is_future``), in one log directory."""
+
+    log_dir: Path
+    size_bytes: int
+    offset_lag: int
+    is_future: bool = False
+
+
 @dataclass
 class FollowerProgress:
     """What the leader knows of one follower from its fetches."""
@@ -75,6 +86,8 @@ class Partition:
         self._followers: dict[int, FollowerProgress] = {}
         self._changed: asyncio.Future[None] | None = None
         self.fenced = False  # set while this broker's coordination session is lost
+        # The copy growing in another log directory while this replica moves there.
+        self.future_log: PartitionLog | None = None
         self._isr_changed_at = self._clock()
         if state.leader == node_id:
             self._start_leading()
@@ -252,11 +265,15 @@ class Partition:
         if target < log_end:
             log.info("%s: truncating from %d to %d to match the leader", self.key, log_end, target)
             self.log.truncate_to(target)
+            if self.future_log is not None:
+                self.future_log.truncate_to(target)
 
     def restart_at(self, leader_log_start: int) -> None:
         """Empty this replica, which fell behind the leader's log start, to start there."""
         log.info("%s: behind the leader's log start; restarting at %d", self.key, leader_log_start)
         self.log.truncate_fully_and_start_at(leader_log_start)
+        if self.future_log is not None:
+            self.future_log.truncate_fully_and_start_at(leader_log_start)
 
     def append_as_follower(self, records: bytes, leader_high_watermark: int) -> None:
         if records:
@@ -317,6 +334,46 @@ class Partition:
         """How far this replica's log end is behind the high watermark it knows (Kafka's
         DescribeLogDirs offset lag: 0 on a leader)."""
         return max(self.high_watermark - self.log.log_end_offset, 0)
+
+    def log_dirs(self) -> list[ReplicaInLogDir]:
+        """Where this replica's log is, and its copy while it moves (DescribeLogDirs)."""
+        held = [ReplicaInLogDir(self.log.directory.parent, self.size_bytes, self.offset_lag)]
+        future = self.future_log
+        if future is not None:
+            lag = self.log.log_end_offset - future.log_end_offset
+            held.append(ReplicaInLogDir(future.directory.parent, future.size_bytes, lag, True))
+        return held
+
+    # --- moving to another log directory (AlterReplicaLogDirs) ------------------------------
+
+    def copy_to_future(self, max_bytes: int) -> tuple[int, bool]:
+        """Append to ``future_log`` about ``max_bytes`` of the batches it lacks, as a follower
+        appends them; (bytes copied, whether it now holds the whole log). Once it does, it
+        also has the log's start, high watermark and latest leader epoch."""
+        current, future = self.log, self.future_log
+        assert future is not None, "no move in progress"
+        start = current.log_start_offset
+        if future.log_end_offset < start:
+            future.truncate_fully_and_start_at(start)
+        copied = 0
+        if future.log_end_offset < current.log_end_offset:
+            result = current.read(future.log_end_offset, max_bytes)
+            data = b"".join(region.read() for region in result.regions)
+            if data:
+                future.append_as_follower(data)
+            copied = len(data)
+        future.high_watermark = current.high_watermark
+        if future.log_start_offset < start:
+            future.advance_log_start_offset(start)
+        caught_up = future.log_end_offset == current.log_end_offset
+        if caught_up and current.latest_epoch > future.latest_epoch:
+            future.start_leader_epoch(current.latest_epoch)
+        return copied, caught_up
+
+    def adopt_moved_log(self, moved: PartitionLog) -> None:
+        """Serve from ``moved``, the caught-up copy now in its new log directory."""
+        self.log, self.future_log = moved, None
+        self._notify()
 
     def read(
         self, fetch_offset: int, max_bytes: int, committed_only: bool, min_one_batch: bool = True

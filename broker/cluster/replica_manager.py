@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
+from odradek.broker.cluster.log_dir_mover import LogDirMover
 from odradek.broker.cluster.metadata_image import MetadataImage, TopicMetadata
 from odradek.broker.cluster.partition import Partition, PartitionKey
 from odradek.broker.log.log_config import LogConfig
@@ -29,6 +31,7 @@ class ReplicaManager:
         self._role_listeners: list[RoleListener] = []
         self._follow_listeners: list[FollowListener] = []
         self._fenced = False
+        self.log_dir_mover = LogDirMover(logs)
 
     def __iter__(self) -> Iterator[Partition]:
         return iter(list(self._partitions.values()))
@@ -41,6 +44,15 @@ class ReplicaManager:
 
     def find(self, key: PartitionKey) -> Partition | None:
         return self._partitions.get(key)
+
+    @property
+    def log_dirs(self) -> tuple[Path, ...]:
+        """This broker's log directories (log.dirs)."""
+        return self._logs.log_dirs
+
+    def alter_log_dir(self, key: PartitionKey, path: str) -> None:
+        """AlterReplicaLogDirs for one replica; see ``LogDirMover.alter``."""
+        self.log_dir_mover.alter(self._partitions.get(key), key, path)
 
     def on_role_change(self, listener: RoleListener) -> None:
         self._role_listeners.append(listener)
@@ -81,7 +93,9 @@ class ReplicaManager:
                     partition_log = self._logs.get_or_create(topic.name, state.partition, config)
                     created = Partition(key, partition_log, state, self._node_id)
                     created.fenced = self._fenced
+                    created.future_log = self._logs.future(topic.name, state.partition)
                     self._partitions[key] = created
+                    self.log_dir_mover.resume(created)
                     changed.append(created)
         for key, partition in list(self._partitions.items()):
             current = new.topics.get(key.topic)
@@ -91,6 +105,7 @@ class ReplicaManager:
                 del self._partitions[key]
                 partition.fenced = True
                 self._announce(partition)
+                self.log_dir_mover.cancel(partition)
                 self._logs.delete(key.topic, key.partition)
         for partition in changed:
             self._announce(partition)

@@ -177,8 +177,15 @@ class BrokerConfig:
         return self.get_int("node.id")
 
     @property
+    def log_dirs(self) -> tuple[Path, ...]:
+        """The log directories (``log.dirs``, comma-separated: JBOD)."""
+        listed = (item.strip() for item in str(self.get("log.dirs")).split(","))
+        return tuple(Path(item).expanduser() for item in listed if item)
+
+    @property
     def data_dir(self) -> Path:
-        return Path(str(self.get("log.dirs")).split(",")[0]).expanduser()
+        """The first log directory, which also holds the broker's own state."""
+        return self.log_dirs[0]
 
     @property
     def listener(self) -> Address:

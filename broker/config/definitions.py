@@ -122,7 +122,13 @@ BROKER_CONFIGS = _defs(
         None,
         "The address clients are told to use; defaults to listeners.",
     ),
-    ConfigDef("log.dirs", ConfigType.STRING, DEFAULT_DATA_DIR, "The directory holding the logs."),
+    ConfigDef(
+        "log.dirs",
+        ConfigType.STRING,
+        DEFAULT_DATA_DIR,
+        "The log directories, comma-separated (JBOD): a new replica goes to the one holding"
+        " fewest; the first also holds the broker's own state.",
+    ),
     ConfigDef(
         "http.listener",
         ConfigType.STRING,

@@ -7,7 +7,6 @@ a new leader would load it too.
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Callable, Iterator, Sequence
 
@@ -61,7 +60,7 @@ def read_records(partition: Partition) -> Iterator[KeyValue]:
         if not result.regions:
             return
         for region in result.regions:
-            data = os.pread(region.file.fileno(), region.length, region.position)
+            data = region.read()
             view = memoryview(data)
             for header in iter_batches(data):
                 offset = header.next_offset

@@ -1,16 +1,26 @@
-"""Every partition log under one data directory, named ``<topic>-<partition>``."""
+"""Every partition log of one broker, spread over its log directories (``log.dirs``, JBOD).
+
+A replica lives in ``<log dir>/<topic>-<partition>``. While it moves to another log
+directory (AlterReplicaLogDirs) its copy grows in ``<other dir>/<topic>-<partition>.<id>-future``;
+when the copy has caught up, the current directory is renamed ``...<id>-delete`` and the
+future one takes the plain name, as Kafka names them. A crash between the two renames
+leaves a future log with no current one: it was complete, so loading promotes it.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import logging
 import re
+import shutil
 import time
+import uuid
 from collections.abc import Callable, Iterable
 from concurrent.futures import Executor
 from pathlib import Path
 
-from ..protocol.errors import KafkaError
+from ..protocol.errors import ErrorCode, KafkaError
+from .file_io import fsync_directory
 from .log_cleaner import CleanerStats, LogCleaner
 from .log_config import LogConfig
 from .partition_log import PartitionLog
@@ -18,6 +28,12 @@ from .partition_log import PartitionLog
 logger = logging.getLogger(__name__)
 
 _PARTITION_DIR = re.compile(r"^(?P<topic>.+)-(?P<partition>\d+)$")
+_MOVING_DIR = re.compile(
+    r"^(?P<topic>.+)-(?P<partition>\d+)\.(?P<id>[0-9a-f]{32})-(?P<kind>future|delete)$"
+)
+FUTURE_SUFFIX = "-future"
+DELETE_SUFFIX = "-delete"
+Key = tuple[str, int]
 
 
 def partition_dir_name(topic: str, partition: int) -> str:
@@ -33,52 +49,155 @@ def parse_partition_dir_name(name: str) -> tuple[str, int] | None:
 
 
 class LogManager:
-    """Opens, creates, configures and deletes the partition logs of one broker."""
+    """Opens, creates, places, moves, configures and deletes the partition logs of one broker."""
 
     def __init__(
         self,
-        data_dir: Path,
-        *,
+        *log_dirs: Path,
         clock: Callable[[], float] = time.time,
         cleaner: LogCleaner | None = None,
     ) -> None:
-        self.data_dir = data_dir
+        if not log_dirs:
+            raise ValueError("at least one log directory")
+        self.log_dirs = tuple(path.expanduser().absolute() for path in log_dirs)
         self._clock = clock
-        self._logs: dict[tuple[str, int], PartitionLog] = {}
+        self._logs: dict[Key, PartitionLog] = {}
+        self._futures: dict[Key, PartitionLog] = {}
+        self._preferred: dict[Key, Path] = {}
         self.cleaner = cleaner or LogCleaner()
         self.cleaner_stats = CleanerStats()  # since start, for metrics
 
     def load(self, config_for: Callable[[str], LogConfig] = lambda topic: LogConfig()) -> None:
-        """Open every partition directory under the data directory.
+        """Open every partition directory under the log directories, finishing any move a
+        crash interrupted.
 
         ``config_for`` gives a topic's config; by default Kafka's defaults,
         until ``update_config`` applies the topic's own.
         """
-        self.data_dir.mkdir(parents=True, exist_ok=True)
-        for path in sorted(self.data_dir.iterdir()):
-            parsed = parse_partition_dir_name(path.name) if path.is_dir() else None
-            if parsed is None or parsed in self._logs:
-                continue
-            topic, _ = parsed
-            self._logs[parsed] = PartitionLog.open(path, config_for(topic), clock=self._clock)
-        logger.info("loaded %d partition logs from %s", len(self._logs), self.data_dir)
+        futures: dict[Key, Path] = {}
+        for log_dir in self.log_dirs:
+            log_dir.mkdir(parents=True, exist_ok=True)
+            for path in sorted(log_dir.iterdir()):
+                if not path.is_dir():
+                    continue
+                moving = _MOVING_DIR.match(path.name)
+                if moving is not None and moving["kind"] == "delete":
+                    shutil.rmtree(path)  # a replaced copy whose deletion a stop cut short
+                elif moving is not None:
+                    futures[(moving["topic"], int(moving["partition"]))] = path
+                elif (parsed := parse_partition_dir_name(path.name)) is not None:
+                    self._open_current(parsed, path, config_for)
+        for key, path in futures.items():
+            if key not in self._logs:  # stopped between the two renames of a swap
+                promoted = path.with_name(partition_dir_name(*key))
+                path.rename(promoted)
+                fsync_directory(promoted.parent)
+                self._open_current(key, promoted, config_for)
+            else:
+                self._futures[key] = PartitionLog.open(path, config_for(key[0]), clock=self._clock)
+        logger.info(
+            "loaded %d partition logs (%d moving) from %s",
+            len(self._logs),
+            len(self._futures),
+            ", ".join(map(str, self.log_dirs)),
+        )
+
+    def _open_current(self, key: Key, path: Path, config_for: Callable[[str], LogConfig]) -> None:
+        if key in self._logs:
+            raise RuntimeError(
+                f"{partition_dir_name(*key)} is in two log directories: "
+                f"{self._logs[key].directory.parent} and {path.parent}"
+            )
+        self._logs[key] = PartitionLog.open(path, config_for(key[0]), clock=self._clock)
 
     def get(self, topic: str, partition: int) -> PartitionLog | None:
         return self._logs.get((topic, partition))
 
     def get_or_create(self, topic: str, partition: int, config: LogConfig) -> PartitionLog:
         """The partition's log, opened if needed, under the topic's ``config`` (a log loaded
-        at start-up had only the defaults)."""
-        log = self._logs.get((topic, partition))
+        at start-up had only the defaults). A new log goes to the directory asked for it
+        (AlterReplicaLogDirs before the replica existed), else to the one holding fewest
+        partitions, as Kafka places them."""
+        key = (topic, partition)
+        log = self._logs.get(key)
         if log is None:
-            directory = self.data_dir / partition_dir_name(topic, partition)
+            log_dir = self._preferred.pop(key, None) or self._least_loaded_dir()
+            directory = log_dir / partition_dir_name(topic, partition)
             log = PartitionLog.open(directory, config, clock=self._clock)
-            self._logs[(topic, partition)] = log
+            self._logs[key] = log
         log.config = config
         return log
 
+    def _least_loaded_dir(self) -> Path:
+        counts = dict.fromkeys(self.log_dirs, 0)
+        for log in self._logs.values():
+            counts[log.directory.parent] = counts.get(log.directory.parent, 0) + 1
+        return min(self.log_dirs, key=lambda log_dir: counts[log_dir])
+
+    def log_dir_of(self, topic: str, partition: int) -> Path | None:
+        """The log directory holding the partition's current log."""
+        log = self._logs.get((topic, partition))
+        return None if log is None else log.directory.parent
+
+    def known_log_dir(self, path: str) -> Path:
+        """``path`` as one of the log directories; LOG_DIR_NOT_FOUND if it is none of them."""
+        candidate = Path(path).expanduser().absolute()
+        if candidate not in self.log_dirs:
+            raise KafkaError(ErrorCode.log_dir_not_found, f"{path} is not one of log.dirs")
+        return candidate
+
+    def prefer_log_dir(self, topic: str, partition: int, log_dir: Path) -> None:
+        """Create the partition's log in ``log_dir`` when it comes to this broker."""
+        self._preferred[(topic, partition)] = log_dir
+
+    # --- moves between log directories ------------------------------------------------------
+
+    def future(self, topic: str, partition: int) -> PartitionLog | None:
+        """The copy growing in another log directory while the partition moves there."""
+        return self._futures.get((topic, partition))
+
+    def create_future(self, topic: str, partition: int, log_dir: Path) -> PartitionLog:
+        """An empty copy of the partition in ``log_dir``, starting at its log start offset
+        (a copy in another directory is dropped first)."""
+        key = (topic, partition)
+        current = self._logs[key]
+        self.delete_future(topic, partition)
+        name = f"{partition_dir_name(topic, partition)}.{uuid.uuid4().hex}{FUTURE_SUFFIX}"
+        future = PartitionLog.open(log_dir / name, current.config, clock=self._clock)
+        future.truncate_fully_and_start_at(current.log_start_offset)
+        self._futures[key] = future
+        return future
+
+    def delete_future(self, topic: str, partition: int) -> None:
+        future = self._futures.pop((topic, partition), None)
+        if future is not None:
+            future.delete()
+
+    def replace_with_future(self, topic: str, partition: int) -> PartitionLog:
+        """Make the caught-up copy the partition's log: the old directory is renamed
+        ``...-delete`` and the copy takes the plain name. Returns the new log; the caller
+        deletes the old one once fetches still sending from its files are done."""
+        key = (topic, partition)
+        old, future = self._logs[key], self._futures.pop(key)
+        future.close()
+        unique = future.directory.name.removesuffix(FUTURE_SUFFIX).rsplit(".", 1)[1]
+        retired = old.directory.with_name(
+            f"{partition_dir_name(topic, partition)}.{unique}{DELETE_SUFFIX}"
+        )
+        old.directory.rename(retired)
+        fsync_directory(retired.parent)
+        old.directory = retired
+        target = future.directory.with_name(partition_dir_name(topic, partition))
+        future.directory.rename(target)
+        fsync_directory(target.parent)
+        replaced = PartitionLog.open(target, old.config, clock=self._clock)
+        self._logs[key] = replaced
+        return replaced
+
     def delete(self, topic: str, partition: int) -> None:
-        """Remove the partition's log and its files (nothing happens if there is none)."""
+        """Remove the partition's log and its files, and any copy of it being moved
+        (nothing happens if there is none)."""
+        self.delete_future(topic, partition)
         log = self._logs.pop((topic, partition), None)
         if log is not None:
             log.delete()
@@ -106,6 +225,8 @@ class LogManager:
         loop = asyncio.get_running_loop()
         total = CleanerStats()
         for (topic, partition), log in list(self._logs.items()):
+            if (topic, partition) in self._futures:
+                continue  # the copy must see the batches it copies; cleaned after the move
             plan = self.cleaner.plan(log, self._now_ms())
             if plan is None:
                 continue
@@ -121,18 +242,22 @@ class LogManager:
         return total
 
     def flush_all(self) -> None:
-        for log in self._logs.values():
+        for log in self._every_log():
             log.flush()
 
     def checkpoint_all(self) -> None:
         """Checkpoint every log; may run on a thread while the event loop adds or removes logs."""
-        for log in list(self._logs.values()):
+        for log in self._every_log():
             log.checkpoint()
 
     def close_all(self) -> None:
-        for log in self._logs.values():
+        for log in self._every_log():
             log.close()
         self._logs.clear()
+        self._futures.clear()
+
+    def _every_log(self) -> list[PartitionLog]:
+        return [*self._logs.values(), *self._futures.values()]
 
     def _now_ms(self) -> int:
         return int(self._clock() * 1000)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 import random
 import shutil
 import threading
@@ -66,6 +67,13 @@ class FileRegion:
     file: FileIO  # unbuffered, read-only, owned by the segment
     position: int
     length: int
+
+    def read(self) -> bytes:
+        """The region's bytes; OSError if the segment shrank meanwhile (a truncation)."""
+        data = os.pread(self.file.fileno(), self.length, self.position)
+        if len(data) != self.length:
+            raise OSError(f"segment shrank under a read of {self.length} bytes")
+        return data
 
 
 @dataclass(frozen=True)
@@ -307,10 +315,13 @@ class PartitionLog:
         headers = list(iter_batches(records))
         if not headers:
             raise KafkaError(ErrorCode.corrupt_message, "no record batches")
-        if len(records) > self.config.segment_bytes:
+        # Per batch, as in Kafka: a follower's (or a move's) chunk of many batches may be
+        # larger than a segment, and goes whole into a new one.
+        largest = max(header.size for header in headers)
+        if largest > self.config.segment_bytes:
             raise KafkaError(
                 ErrorCode.record_list_too_large,
-                f"{len(records)} bytes of batches exceed segment.bytes {self.config.segment_bytes}",
+                f"a batch of {largest} bytes exceeds segment.bytes {self.config.segment_bytes}",
             )
         return headers
 

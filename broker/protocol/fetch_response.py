@@ -1,4 +1,4 @@
-"""Hand-encoded FetchResponse v4-v12, so record data can be sent from files.
+"""Hand-encoded FetchResponse v4-v18, so record data can be sent from files.
 
 The encoder emits a list of chunks: encoded bytes interleaved with the record
 data objects the caller passed in (file regions, sent with sendfile), never
@@ -8,12 +8,18 @@ copying the records themselves. Tests decode its output with kio.
 from __future__ import annotations
 
 import struct
+import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
+from odradek.broker.protocol.leader_hints import (
+    CurrentLeader,
+    NodeEndpoint,
+    encode_node_endpoints,
+)
 from odradek.broker.protocol.varint import write_uvarint
-from odradek.broker.protocol.wire_primitives import array_length, string
+from odradek.broker.protocol.wire_primitives import array_length, string, tagged_section
 
 T = TypeVar("T")
 
@@ -22,6 +28,11 @@ _TOP_V7 = struct.Struct(">ihi")  # throttle_time, error_code, session_id
 _PARTITION_HEAD = struct.Struct(">ihqq")  # index, error_code, high_watermark, last_stable_offset
 _I64 = struct.Struct(">q")
 FLEXIBLE_FROM = 12
+TOPIC_IDS_FROM = 13  # topics are named by id (KIP-516)
+NODE_ENDPOINTS_FROM = 16  # KIP-951
+_CURRENT_LEADER_TAG = 1
+_NODE_ENDPOINTS_TAG = 0
+_NO_TOPIC_ID = uuid.UUID(int=0)
 
 
 @dataclass(frozen=True)
@@ -34,18 +45,25 @@ class FetchedPartition(Generic[T]):
     records: Sequence[T] = ()
     records_size: int = 0
     preferred_read_replica: int = -1
+    current_leader: CurrentLeader | None = None
 
 
 @dataclass(frozen=True)
 class FetchedTopic(Generic[T]):
     name: str
     partitions: list[FetchedPartition[T]] = field(default_factory=list)
+    topic_id: uuid.UUID | None = None
 
 
 def encode_fetch_response(
-    version: int, topics: Sequence[FetchedTopic[T]], error_code: int = 0, session_id: int = 0
+    version: int,
+    topics: Sequence[FetchedTopic[T]],
+    error_code: int = 0,
+    session_id: int = 0,
+    node_endpoints: Sequence[NodeEndpoint] = (),
 ) -> list[bytes | T]:
-    """The response body as chunks; ``T`` items are the callers' record data, in place."""
+    """The response body as chunks; ``T`` items are the callers' record data, in place.
+    ``node_endpoints`` (v16+) locate the leaders that partitions' ``current_leader`` name."""
     flexible = version >= FLEXIBLE_FROM
     chunks: list[bytes | T] = []
     out = bytearray()
@@ -55,7 +73,10 @@ def encode_fetch_response(
         out += _I32.pack(0)
     out += array_length(len(topics), flexible)
     for topic in topics:
-        out += string(topic.name, flexible)
+        if version >= TOPIC_IDS_FROM:
+            out += (topic.topic_id or _NO_TOPIC_ID).bytes
+        else:
+            out += string(topic.name, flexible)
         out += array_length(len(topic.partitions), flexible)
         for partition in topic.partitions:
             out += _PARTITION_HEAD.pack(
@@ -78,10 +99,14 @@ def encode_fetch_response(
                 chunks.extend(partition.records)
                 out = bytearray()
             if flexible:
-                out += b"\0"  # partition tagged fields
+                leader = partition.current_leader
+                hint = [(_CURRENT_LEADER_TAG, leader.encoded())] if leader else []
+                out += tagged_section(hint)
         if flexible:
             out += b"\0"  # topic tagged fields
     if flexible:
-        out += b"\0"  # response tagged fields
+        endpoints = version >= NODE_ENDPOINTS_FROM and node_endpoints
+        fields = [(_NODE_ENDPOINTS_TAG, encode_node_endpoints(node_endpoints))] if endpoints else []
+        out += tagged_section(fields)
     chunks.append(bytes(out))
     return chunks

@@ -1,4 +1,4 @@
-"""Hand-encoded ProduceResponse v3-v9: building kio entities costs more than the append.
+"""Hand-encoded ProduceResponse v3-v13: building kio entities costs more than the append.
 
 Tests decode its output with kio.
 """
@@ -6,15 +6,31 @@ Tests decode its output with kio.
 from __future__ import annotations
 
 import struct
+import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from odradek.broker.protocol.wire_primitives import array_length, nullable_string, string
+from odradek.broker.protocol.leader_hints import (
+    CurrentLeader,
+    NodeEndpoint,
+    encode_node_endpoints,
+)
+from odradek.broker.protocol.wire_primitives import (
+    array_length,
+    nullable_string,
+    string,
+    tagged_section,
+)
 
 _PARTITION_HEAD = struct.Struct(">ihqq")  # index, error_code, base_offset, log_append_time
 _I32 = struct.Struct(">i")
 _I64 = struct.Struct(">q")
 FLEXIBLE_FROM = 9
+LEADER_HINTS_FROM = 10  # KIP-951
+TOPIC_IDS_FROM = 13  # topics are named by id (KIP-516)
+_CURRENT_LEADER_TAG = 0
+_NODE_ENDPOINTS_TAG = 0
+_NO_TOPIC_ID = uuid.UUID(int=0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,18 +41,34 @@ class ProducedPartition:
     log_append_time: int = -1
     log_start_offset: int = -1
     error_message: str | None = None
+    current_leader: CurrentLeader | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ProducedTopic:
+    name: str
+    partitions: list[ProducedPartition] = field(default_factory=list)
+    topic_id: uuid.UUID | None = None
 
 
 def encode_produce_response(
-    version: int, topics: Sequence[tuple[str, Sequence[ProducedPartition]]], throttle_ms: int = 0
+    version: int,
+    topics: Sequence[ProducedTopic],
+    throttle_ms: int = 0,
+    node_endpoints: Sequence[NodeEndpoint] = (),
 ) -> bytes:
-    """The response body (no header) for ``(topic name, partitions)`` pairs."""
+    """The response body (no header). ``node_endpoints`` (v10+) locate the leaders that
+    partitions' ``current_leader`` name."""
     flexible = version >= FLEXIBLE_FROM
+    hints = version >= LEADER_HINTS_FROM
     out = bytearray(array_length(len(topics), flexible))
-    for name, partitions in topics:
-        out += string(name, flexible)
-        out += array_length(len(partitions), flexible)
-        for partition in partitions:
+    for topic in topics:
+        if version >= TOPIC_IDS_FROM:
+            out += (topic.topic_id or _NO_TOPIC_ID).bytes
+        else:
+            out += string(topic.name, flexible)
+        out += array_length(len(topic.partitions), flexible)
+        for partition in topic.partitions:
             out += _PARTITION_HEAD.pack(
                 partition.index,
                 partition.error_code,
@@ -49,10 +81,13 @@ def encode_produce_response(
                 out += array_length(0, flexible)  # record errors: none
                 out += nullable_string(partition.error_message, flexible)
             if flexible:
-                out += b"\0"  # partition tagged fields
+                leader = partition.current_leader if hints else None
+                out += tagged_section([(_CURRENT_LEADER_TAG, leader.encoded())] if leader else [])
         if flexible:
             out += b"\0"  # topic tagged fields
     out += _I32.pack(throttle_ms)
     if flexible:
-        out += b"\0"  # response tagged fields
+        endpoints = hints and node_endpoints
+        fields = [(_NODE_ENDPOINTS_TAG, encode_node_endpoints(node_endpoints))] if endpoints else []
+        out += tagged_section(fields)
     return bytes(out)

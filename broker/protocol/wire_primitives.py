@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import struct
+from collections.abc import Sequence
 
 from odradek.broker.protocol.varint import write_uvarint
 
@@ -26,3 +27,11 @@ def nullable_string(value: str | None, flexible: bool) -> bytes:
     if value is None:
         return b"\0" if flexible else _NULL_STRING
     return string(value, flexible)
+
+
+def tagged_section(fields: Sequence[tuple[int, bytes]]) -> bytes:
+    """A flexible entity's tagged fields: ``(tag, encoded value)`` pairs in tag order."""
+    out = bytearray(write_uvarint(len(fields)))
+    for tag, value in fields:
+        out += write_uvarint(tag) + write_uvarint(len(value)) + value
+    return bytes(out)

@@ -42,7 +42,7 @@ class BrokerServer:
     def __init__(self, config: BrokerConfig) -> None:
         self.config = config
         self._ready = False
-        self._lock_file: IO[str] | None = None
+        self._lock_files: list[IO[str]] = []
         self._kafka_server: asyncio.Server | None = None
         self._http_runner: web.AppRunner | None = None
         self._connections: set[asyncio.Task[None]] = set()
@@ -54,14 +54,15 @@ class BrokerServer:
     async def start(self) -> None:
         config = self.config
         data_dir = config.data_dir
-        data_dir.mkdir(parents=True, exist_ok=True)
-        self._lock_file = _lock_data_dir(data_dir)
+        for log_dir in config.log_dirs:
+            log_dir.mkdir(parents=True, exist_ok=True)
+            self._lock_files.append(_lock_data_dir(log_dir))
         advertised = config.advertised_listener
         registration = BrokerRegistration(
             config.node_id, advertised.host, advertised.port, config.get_str("broker.rack")
         )
-        log.info("loading logs from %s", data_dir)
-        self._logs = LogManager(data_dir)
+        log.info("loading logs from %s", ", ".join(map(str, config.log_dirs)))
+        self._logs = LogManager(*config.log_dirs)
         self._logs.load()
         replicas = ReplicaManager(config.node_id, self._logs, self._log_config)
         store: MetadataStore
@@ -113,7 +114,7 @@ class BrokerServer:
             listener,
             advertised,
             http,
-            data_dir,
+            ", ".join(map(str, config.log_dirs)),
         )
 
     async def stop(self) -> None:
@@ -133,10 +134,12 @@ class BrokerServer:
             await self._http_runner.cleanup()
         if self._membership is not None:
             await self._membership.stop()
+        if self.context is not None:
+            await self.context.replicas.log_dir_mover.stop()
         if self._logs is not None:
             self._logs.close_all()
-        if self._lock_file is not None:
-            self._lock_file.close()
+        for lock_file in self._lock_files:
+            lock_file.close()
         log.info("broker %d stopped cleanly", self.config.node_id)
 
     def _is_ready(self) -> bool:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import struct
 import time
 from collections.abc import Mapping, Sequence
@@ -151,7 +150,7 @@ class Connection:
 
     @staticmethod
     def _read_region(region: FileRegion) -> bytes:
-        data = os.pread(region.file.fileno(), region.length, region.position)
-        if len(data) != region.length:
-            raise ConnectionError("segment shrank while being sent")
-        return data
+        try:
+            return region.read()
+        except OSError as error:
+            raise ConnectionError("segment shrank while being sent") from error

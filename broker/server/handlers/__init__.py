@@ -7,6 +7,7 @@ from odradek.broker.protocol.api_keys import ApiKey
 from odradek.broker.server.handlers import (
     alter_configs,
     alter_partition_reassignments,
+    alter_replica_log_dirs,
     api_versions,
     create_partitions,
     create_topics,
@@ -39,18 +40,18 @@ from odradek.broker.server.handlers import (
 )
 from odradek.broker.server.handlers.types import ApiHandler
 
-# Topic-id versions (Produce 13, Fetch 13+, ...) stay out until topic ids are served.
 API_HANDLERS: dict[int, ApiHandler] = {
-    ApiKey.PRODUCE: ApiHandler(produce.handle, 3, 9),
-    ApiKey.FETCH: ApiHandler(fetch.handle, 4, 12),
+    ApiKey.PRODUCE: ApiHandler(produce.handle, 3, 13),
+    ApiKey.FETCH: ApiHandler(fetch.handle, 4, 18),
     ApiKey.LIST_OFFSETS: ApiHandler(list_offsets.handle, 1, 11),
-    ApiKey.METADATA: ApiHandler(metadata.handle, 0, 12),
+    ApiKey.METADATA: ApiHandler(metadata.handle, 0, 13),
     ApiKey.API_VERSIONS: ApiHandler(api_versions.handle, 0, 4),
     ApiKey.CREATE_TOPICS: ApiHandler(create_topics.handle, 2, 7),
     ApiKey.DELETE_TOPICS: ApiHandler(delete_topics.handle, 1, 6),
     ApiKey.INIT_PRODUCER_ID: ApiHandler(init_producer_id.handle, 0, 4),
     ApiKey.OFFSET_FOR_LEADER_EPOCH: ApiHandler(offset_for_leader_epoch.handle, 2, 4),
     ApiKey.DESCRIBE_CONFIGS: ApiHandler(describe_configs.handle, 0, 4),
+    ApiKey.ALTER_REPLICA_LOG_DIRS: ApiHandler(alter_replica_log_dirs.handle, 1, 2),
     ApiKey.DESCRIBE_LOG_DIRS: ApiHandler(describe_log_dirs.handle, 1, 5),
     ApiKey.ALTER_CONFIGS: ApiHandler(alter_configs.handle, 0, 2),
     ApiKey.INCREMENTAL_ALTER_CONFIGS: ApiHandler(incremental_alter_configs.handle, 0, 1),

@@ -24,10 +24,10 @@ async def handle(context: BrokerContext, request: Request) -> dict[str, Any]:
 
 
 async def _delete(context: BrokerContext, name: str | None, topic_id: Any) -> dict[str, Any]:
-    topics = context.store.image.topics
+    image = context.store.image
     if name is None:
-        name = next((t.name for t in topics.values() if t.topic_id == topic_id), None)
-    found = topics.get(name) if name is not None else None
+        name = image.topic_name(topic_id)
+    found = image.topics.get(name) if name is not None else None
 
     async def answer() -> dict[str, Any]:
         if found is None:

@@ -1,15 +1,15 @@
-"""DescribeLogDirs v1-5: this broker's log directory, the replicas it holds there with
-their sizes and offset lag, and the directory's total and usable bytes (v4+).
-
-Odradek keeps every replica in one directory (``log.dirs``), so there is one result,
-never a future replica, and the directory is never cordoned (v5, KIP-1066).
+"""DescribeLogDirs v1-5: each of this broker's log directories, the replicas it holds
+(and the copies of replicas moving into it, as future replicas) with their sizes and
+offset lag, and its total and usable bytes (v4+). No directory is cordoned (v5, KIP-1066).
 """
 
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import Any
 
+from odradek.broker.cluster.partition import ReplicaInLogDir
 from odradek.broker.protocol.errors import ErrorCode
 from odradek.broker.protocol.framing import Request
 from odradek.broker.server.context import BrokerContext
@@ -18,27 +18,34 @@ from odradek.broker.server.context import BrokerContext
 async def handle(context: BrokerContext, request: Request) -> dict[str, Any]:
     topics = request.body.topics
     wanted = None if topics is None else {t.topic: set(t.partitions) for t in topics}
-    by_topic: dict[str, list[dict[str, Any]]] = {}
+    held: dict[Path, dict[str, list[dict[str, Any]]]] = {d: {} for d in context.replicas.log_dirs}
     for partition in sorted(context.replicas, key=lambda p: (p.key.topic, p.key.partition)):
         key = partition.key
         if wanted is not None and key.partition not in wanted.get(key.topic, ()):
             continue
-        by_topic.setdefault(key.topic, []).append(
-            {
-                "partition_index": key.partition,
-                "partition_size": partition.size_bytes,
-                "offset_lag": partition.offset_lag,
-                "is_future_key": False,
-            }
-        )
-    directory = context.config.data_dir.resolve()
-    usage = os.statvfs(directory)
-    result = {
+        for replica in partition.log_dirs():
+            by_topic = held.setdefault(replica.log_dir, {})
+            by_topic.setdefault(key.topic, []).append(_entry(key.partition, replica))
+    results = [_result(log_dir, by_topic) for log_dir, by_topic in held.items()]
+    return {"throttle_time": 0, "error_code": ErrorCode.none, "results": results}
+
+
+def _entry(partition: int, replica: ReplicaInLogDir) -> dict[str, Any]:
+    return {
+        "partition_index": partition,
+        "partition_size": replica.size_bytes,
+        "offset_lag": replica.offset_lag,
+        "is_future_key": replica.is_future,
+    }
+
+
+def _result(log_dir: Path, by_topic: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
+    usage = os.statvfs(log_dir)
+    return {
         "error_code": ErrorCode.none,
-        "log_dir": str(directory),
+        "log_dir": str(log_dir),
         "topics": [{"name": name, "partitions": items} for name, items in by_topic.items()],
         "total_bytes": usage.f_blocks * usage.f_frsize,
         "usable_bytes": usage.f_bavail * usage.f_frsize,
         "is_cordoned": False,
     }
-    return {"throttle_time": 0, "error_code": ErrorCode.none, "results": [result]}

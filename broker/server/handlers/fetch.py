@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import asyncio
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from odradek.broker.cluster.metadata_image import PartitionState
+from odradek.broker.cluster.metadata_image import MetadataImage, PartitionState
 from odradek.broker.cluster.partition import Partition, PartitionKey
 from odradek.broker.cluster.replication_quota import LEADER_THROTTLED_REPLICAS, throttled_replica
 from odradek.broker.log.partition_log import FileRegion
 from odradek.broker.protocol.errors import ErrorCode, KafkaError
 from odradek.broker.protocol.fetch_response import (
+    TOPIC_IDS_FROM,
     FetchedPartition,
     FetchedTopic,
     encode_fetch_response,
@@ -19,22 +23,37 @@ from odradek.broker.protocol.framing import Request
 from odradek.broker.server.context import BrokerContext
 from odradek.broker.server.handlers.errors import error_of
 from odradek.broker.server.handlers.types import EncodedResponse
+from odradek.broker.server.leader_locator import current_leader, leader_endpoints
 
 Topics = list[FetchedTopic[FileRegion]]
+REPLICA_STATE_FROM = 15  # the follower's id moved into ReplicaState (KIP-903)
+
+
+@dataclass(frozen=True)
+class _Requested:
+    """One topic of the request: its name (None when its id is unknown) and id."""
+
+    name: str | None
+    topic_id: uuid.UUID | None
+    partitions: Sequence[Any]
 
 
 async def handle(context: BrokerContext, request: Request) -> EncodedResponse:
     body = request.body
+    version = request.header.api_version
+    requested = _requested(context.store.image, body.topics, version)
+    replica_id = body.replica_state.replica_id if version >= REPLICA_STATE_FROM else body.replica_id
+    rack_id = getattr(body, "rack_id", "")
     loop = asyncio.get_running_loop()
     deadline = loop.time() + body.max_wait.total_seconds()
     # at most what the request asks and the broker's fetch.max.bytes, as in Kafka (KIP-541)
     max_bytes = min(body.max_bytes, context.config.get_int("fetch.max.bytes"))
     while True:
-        topics, size, has_error, records = _read(context, body, max_bytes)
+        topics, size, has_error, records = _read(context, requested, replica_id, rack_id, max_bytes)
         remaining = deadline - loop.time()
         if size >= body.min_bytes or has_error or remaining <= 0:
             break
-        waiters = _change_waiters(context, body)
+        waiters = _change_waiters(context, requested)
         if not waiters:
             break
         await asyncio.wait(waiters, timeout=remaining, return_when=asyncio.FIRST_COMPLETED)
@@ -43,12 +62,25 @@ async def handle(context: BrokerContext, request: Request) -> EncodedResponse:
         if sent:
             context.metrics.bytes_out.labels(topic.name).inc(sent)
             context.metrics.records_out.labels(topic.name).inc(records.get(topic.name, 0))
-    chunks = encode_fetch_response(request.header.api_version, topics)
+    leaders = (partition.current_leader for topic in topics for partition in topic.partitions)
+    endpoints = leader_endpoints(context.store.image, leaders)
+    chunks = encode_fetch_response(version, topics, node_endpoints=endpoints)
     return EncodedResponse(chunks)
 
 
+def _requested(image: MetadataImage, topics: Sequence[Any], version: int) -> list[_Requested]:
+    """The request's topics by name: from v13 on they come by id (KIP-516)."""
+    if version >= TOPIC_IDS_FROM:
+        return [_Requested(image.topic_name(t.topic_id), t.topic_id, t.partitions) for t in topics]
+    return [_Requested(t.topic, None, t.partitions) for t in topics]
+
+
 def _read(
-    context: BrokerContext, body: Any, max_bytes: int
+    context: BrokerContext,
+    requested: Sequence[_Requested],
+    replica_id: int,
+    rack_id: str,
+    max_bytes: int,
 ) -> tuple[Topics, int, bool, dict[str, int]]:
     """The fetched partitions (at most ``max_bytes`` of records), bytes, whether any
     failed, and records sent per topic (counted by offsets, so compaction gaps count too)."""
@@ -56,22 +88,22 @@ def _read(
     total, has_error = 0, False
     records: dict[str, int] = {}
     topics: Topics = []
-    for topic in body.topics:
-        fetched: FetchedTopic[FileRegion] = FetchedTopic(topic.topic)
+    for topic in requested:
+        fetched: FetchedTopic[FileRegion] = FetchedTopic(topic.name or "", topic_id=topic.topic_id)
         for item in topic.partitions:
             result, sent_up_to = _read_partition(
                 context,
-                topic.topic,
+                topic.name,
                 item,
                 min(budget, item.partition_max_bytes),
-                body.replica_id,
-                getattr(body, "rack_id", ""),
+                replica_id,
+                rack_id,
                 min_one_batch=total == 0,
             )
             has_error |= result.error_code != 0
             total += result.records_size
-            if sent_up_to > item.fetch_offset:
-                records[topic.topic] = records.get(topic.topic, 0) + sent_up_to - item.fetch_offset
+            if topic.name is not None and sent_up_to > item.fetch_offset:
+                records[topic.name] = records.get(topic.name, 0) + sent_up_to - item.fetch_offset
             budget = max(budget - result.records_size, 0)
             fetched.partitions.append(result)
         topics.append(fetched)
@@ -80,7 +112,7 @@ def _read(
 
 def _read_partition(
     context: BrokerContext,
-    topic: str,
+    topic: str | None,
     item: Any,
     max_bytes: int,
     replica_id: int,
@@ -93,6 +125,8 @@ def _read_partition(
     (Fetch v11+, KIP-392) any replica; followers read to the leader's log end."""
     committed_only = replica_id < 0
     try:
+        if topic is None:
+            raise KafkaError(ErrorCode.unknown_topic_id)
         partition = context.replicas.get(topic, item.partition)
         epoch = getattr(item, "current_leader_epoch", -1)
         if committed_only and rack_id and not partition.is_leader:
@@ -115,8 +149,9 @@ def _read_partition(
     except Exception as error:  # every failure becomes this partition's error code
         code, _ = error_of(error)
         log_start, high_watermark = _offsets_or_unknown(context, topic, item.partition)
+        leader = current_leader(context.store.image, topic, item.partition, code)
         failed = FetchedPartition[FileRegion](
-            item.partition, code, high_watermark, high_watermark, log_start
+            item.partition, code, high_watermark, high_watermark, log_start, current_leader=leader
         )
         return failed, -1
     high_watermark = partition.high_watermark
@@ -169,7 +204,9 @@ def _redirect(partition: Partition, index: int, replica: int) -> FetchedPartitio
     )
 
 
-def _offsets_or_unknown(context: BrokerContext, topic: str, index: int) -> tuple[int, int]:
+def _offsets_or_unknown(context: BrokerContext, topic: str | None, index: int) -> tuple[int, int]:
+    if topic is None:
+        return -1, -1
     try:
         partition = context.replicas.get(topic, index)
     except KafkaError:
@@ -177,12 +214,16 @@ def _offsets_or_unknown(context: BrokerContext, topic: str, index: int) -> tuple
     return partition.log_start_offset, partition.high_watermark
 
 
-def _change_waiters(context: BrokerContext, body: Any) -> list[asyncio.Future[None]]:
+def _change_waiters(
+    context: BrokerContext, requested: Sequence[_Requested]
+) -> list[asyncio.Future[None]]:
     waiters = []
-    for topic in body.topics:
+    for topic in requested:
+        if topic.name is None:
+            continue
         for item in topic.partitions:
             try:
-                waiters.append(context.replicas.get(topic.topic, item.partition).wait_for_change())
+                waiters.append(context.replicas.get(topic.name, item.partition).wait_for_change())
             except KafkaError:  # unknown partitions were answered with an error already
                 continue
     return waiters

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Collection
 from typing import Any
 
-from odradek.broker.cluster.metadata_image import MetadataImage, TopicMetadata
+from odradek.broker.cluster.metadata_image import TopicMetadata
 from odradek.broker.group.group_partition import OFFSETS_TOPIC
 from odradek.broker.protocol.errors import ErrorCode, KafkaError
 from odradek.broker.protocol.framing import Request
@@ -28,6 +28,7 @@ async def handle(context: BrokerContext, request: Request) -> dict[str, Any]:
         topics = [await _lookup(context, item, auto_create) for item in requested]
     return {
         "throttle_time": 0,
+        "error_code": ErrorCode.none,  # v13+ (KIP-1102): nothing asks for a re-bootstrap
         "brokers": [
             {
                 "node_id": broker.node_id,
@@ -46,9 +47,7 @@ async def handle(context: BrokerContext, request: Request) -> dict[str, Any]:
 
 async def _lookup(context: BrokerContext, item: Any, auto_create: bool) -> dict[str, Any]:
     image = context.store.image
-    name = (
-        item.name if item.name is not None else _name_of_id(image, getattr(item, "topic_id", None))
-    )
+    name = item.name if item.name is not None else image.topic_name(getattr(item, "topic_id", None))
     topic = image.topics.get(name) if name is not None else None
     if topic is None and name is not None and auto_create:
         try:
@@ -63,12 +62,9 @@ async def _lookup(context: BrokerContext, item: Any, auto_create: bool) -> dict[
                 return error_entry(name, error.code)
             topic = context.store.image.topics[name]
     if topic is None:
-        return error_entry(name, ErrorCode.unknown_topic_or_partition)
+        unknown = ErrorCode.unknown_topic_or_partition if name else ErrorCode.unknown_topic_id
+        return error_entry(name, unknown)
     return topic_entry(topic, context.store.image.brokers)
-
-
-def _name_of_id(image: MetadataImage, topic_id: object) -> str | None:
-    return next((t.name for t in image.topics.values() if t.topic_id == topic_id), None)
 
 
 def error_entry(name: str | None, code: ErrorCode) -> dict[str, Any]:

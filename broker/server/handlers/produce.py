@@ -7,43 +7,56 @@ from datetime import timedelta
 
 from odradek.broker.protocol.errors import ErrorCode, KafkaError
 from odradek.broker.protocol.framing import Request
-from odradek.broker.protocol.produce_response import ProducedPartition, encode_produce_response
+from odradek.broker.protocol.produce_response import (
+    TOPIC_IDS_FROM,
+    ProducedPartition,
+    ProducedTopic,
+    encode_produce_response,
+)
 from odradek.broker.server.context import BrokerContext
 from odradek.broker.server.handlers.errors import error_of
 from odradek.broker.server.handlers.types import EncodedResponse
+from odradek.broker.server.leader_locator import current_leader, leader_endpoints
 
 _VALID_ACKS = (-1, 0, 1)
 
 
 async def handle(context: BrokerContext, request: Request) -> EncodedResponse | None:
     body = request.body
+    version = request.header.api_version
     acks = body.acks
-    topics: list[tuple[str, list[ProducedPartition]]] = []
+    image = context.store.image
+    topics: list[ProducedTopic] = []
     commits = []
     for topic_data in body.topic_data:
-        partitions: list[ProducedPartition] = []
+        if version >= TOPIC_IDS_FROM:  # KIP-516
+            name = image.topic_name(topic_data.topic_id)
+            topic = ProducedTopic(name or "", [], topic_data.topic_id)
+        else:
+            name = topic_data.name
+            topic = ProducedTopic(name)
         for item in topic_data.partition_data:
-            produced, last_offset = _append(
-                context, topic_data.name, item.index, item.records, acks
-            )
+            produced, last_offset = _append(context, name, item.index, item.records, acks)
             if acks == -1 and produced.error_code == ErrorCode.none:
                 commits.append(
                     _await_commit(
                         context,
-                        topic_data.name,
-                        partitions,
-                        len(partitions),
+                        topic.name,
+                        topic.partitions,
+                        len(topic.partitions),
                         last_offset,
                         body.timeout,
                     )
                 )
-            partitions.append(produced)
-        topics.append((topic_data.name, partitions))
+            topic.partitions.append(produced)
+        topics.append(topic)
     # acks=all: answer once the high watermark passed every batch (or time ran out).
     await asyncio.gather(*commits)
     if acks == 0:
         return None
-    return EncodedResponse([encode_produce_response(request.header.api_version, topics)])
+    leaders = (partition.current_leader for topic in topics for partition in topic.partitions)
+    endpoints = leader_endpoints(context.store.image, leaders)
+    return EncodedResponse([encode_produce_response(version, topics, node_endpoints=endpoints)])
 
 
 async def _await_commit(
@@ -61,8 +74,9 @@ async def _await_commit(
         await partition.wait_for_high_watermark(last_offset + 1, timeout.total_seconds())
         partition.check_enough_replicas_after_append(_min_insync(context, topic))
     except KafkaError as error:
+        leader = current_leader(context.store.image, topic, produced.index, error.code)
         partitions[position] = ProducedPartition(
-            produced.index, error.code, error_message=error.message
+            produced.index, error.code, error_message=error.message, current_leader=leader
         )
 
 
@@ -74,10 +88,13 @@ def _min_insync(context: BrokerContext, topic_name: str) -> int:
 
 
 def _append(
-    context: BrokerContext, topic_name: str, index: int, records: bytes | None, acks: int
+    context: BrokerContext, topic_name: str | None, index: int, records: bytes | None, acks: int
 ) -> tuple[ProducedPartition, int]:
-    """Append to one partition: its response and the last offset written (-1 on error)."""
+    """Append to one partition: its response and the last offset written (-1 on error).
+    ``topic_name`` is None when the request named the topic by an unknown id."""
     try:
+        if topic_name is None:
+            raise KafkaError(ErrorCode.unknown_topic_id)
         if acks not in _VALID_ACKS:
             raise KafkaError(ErrorCode.invalid_required_acks, f"acks={acks} is not -1, 0 or 1")
         if _is_transactional(records):
@@ -92,8 +109,9 @@ def _append(
         info = partition.append_as_leader(records, acks, min_insync)
     except Exception as error:  # every failure becomes this partition's error code
         code, message = error_of(error)
-        return ProducedPartition(index, code, error_message=message), -1
-    if not info.duplicate:
+        leader = current_leader(context.store.image, topic_name, index, code)
+        return ProducedPartition(index, code, error_message=message, current_leader=leader), -1
+    if not info.duplicate:  # topic_name is known here: the append succeeded
         context.metrics.bytes_in.labels(topic_name).inc(len(records))
         context.metrics.records_in.labels(topic_name).inc(info.last_offset - info.first_offset + 1)
     produced = ProducedPartition(
