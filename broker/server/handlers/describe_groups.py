@@ -1,4 +1,5 @@
-"""DescribeGroups v0-5: state, protocol and members (with assignments when Stable)."""
+"""DescribeGroups v0-6: state, protocol and members (with assignments when Stable); v6 says
+why a group could not be described (GROUP_ID_NOT_FOUND for an unknown one, as Kafka)."""
 
 from __future__ import annotations
 
@@ -12,22 +13,29 @@ from odradek.broker.server.context import BrokerContext
 from odradek.broker.server.handlers.errors import error_of
 
 NO_OPERATIONS = -2147483648
+NOT_FOUND_AS_ERROR_FROM = 6
 
 
 async def handle(context: BrokerContext, request: Request) -> dict[str, Any]:
     return {
         "throttle_time": 0,
-        "groups": [_describe(context, group_id) for group_id in request.body.groups],
+        "groups": [
+            _describe(context, group_id, request.header.api_version)
+            for group_id in request.body.groups
+        ],
     }
 
 
-def _describe(context: BrokerContext, group_id: str) -> dict[str, Any]:
+def _describe(context: BrokerContext, group_id: str, version: int) -> dict[str, Any]:
     try:
         group = context.groups.describe(group_id)
     except Exception as error:  # every failure becomes this group's error code
-        code, _ = error_of(error)
-        return _entry(group_id, code, GroupState.DEAD.value)
+        code, message = error_of(error)
+        return {**_entry(group_id, code, GroupState.DEAD.value), "error_message": message}
     if group is None:
+        if version >= NOT_FOUND_AS_ERROR_FROM:
+            dead = _entry(group_id, ErrorCode.group_id_not_found, GroupState.DEAD.value)
+            return {**dead, "error_message": f"Group {group_id} not found."}
         # before v6 an unknown group is described as Dead, without an error
         return _entry(group_id, ErrorCode.none, GroupState.DEAD.value)
     return _entry(group_id, ErrorCode.none, group.state.value, group)

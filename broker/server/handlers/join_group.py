@@ -1,18 +1,25 @@
-"""JoinGroup v0-7: become a member; answered when the rebalance completes."""
+"""JoinGroup v0-9: become a member; answered when the rebalance completes. The leader is
+never told to skip the assignment (v9, KIP-814): it always runs it."""
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from odradek.broker.group.rebalance import JoinRequest
 from odradek.broker.protocol.framing import Request
 from odradek.broker.server.context import BrokerContext
 
+log = logging.getLogger(__name__)
+
 MEMBER_ID_REQUIRED_VERSION = 4  # KIP-394: new members first get an id, then join with it
 
 
 async def handle(context: BrokerContext, request: Request) -> dict[str, Any]:
     body = request.body
+    reason = getattr(body, "reason", None)  # v8+ (KIP-800)
+    if reason:
+        log.info("%s joins group %s: %s", body.member_id or "a new member", body.group_id, reason)
     session_ms = _ms(body.session_timeout)
     join = JoinRequest(
         member_id=body.member_id,
@@ -35,6 +42,7 @@ async def handle(context: BrokerContext, request: Request) -> dict[str, Any]:
         # nullable only from v7; older versions send "" when no protocol was chosen
         "protocol_name": result.protocol_name or ("" if request.header.api_version < 7 else None),
         "leader": result.leader_id,
+        "skip_assignment": False,
         "member_id": result.member_id,
         "members": [
             {

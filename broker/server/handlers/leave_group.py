@@ -1,13 +1,17 @@
-"""LeaveGroup v0-4: one member (v0-2) or a batch of members (v3+) leave a group."""
+"""LeaveGroup v0-5: one member (v0-2) or a batch of members (v3+) leave a group (v5: each
+with its reason, logged)."""
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from odradek.broker.protocol.errors import ErrorCode
 from odradek.broker.protocol.framing import Request
 from odradek.broker.server.context import BrokerContext
 from odradek.broker.server.handlers.errors import error_of
+
+log = logging.getLogger(__name__)
 
 BATCH_VERSION = 3
 
@@ -20,6 +24,9 @@ async def handle(context: BrokerContext, request: Request) -> dict[str, Any]:
         if batch
         else [(body.member_id, None)]
     )
+    for item in body.members if batch else ():
+        if getattr(item, "reason", None):  # v5+ (KIP-800)
+            log.info("%s leaves group %s: %s", item.member_id, body.group_id, item.reason)
     try:
         codes = context.groups.leave(body.group_id, leaving)
     except Exception as error:  # every failure becomes the response's error code

@@ -1,4 +1,5 @@
-"""OffsetCommit v2-8: store a group's consumed positions (generation -1: standalone consumer)."""
+"""OffsetCommit v2-10: store a group's consumed positions (generation -1: standalone consumer;
+v10: topics named by id)."""
 
 from __future__ import annotations
 
@@ -12,24 +13,32 @@ from odradek.broker.protocol.framing import Request
 from odradek.broker.server.context import BrokerContext
 
 DEFAULT_RETENTION = -1
+TOPIC_IDS_FROM = 10
 
 
 async def handle(context: BrokerContext, request: Request) -> dict[str, Any]:
     body = request.body
+    image = context.store.image
     retention = getattr(body, "retention_time", None)
     retention_ms = (
         round(retention.total_seconds() * 1000) if retention is not None else DEFAULT_RETENTION
     )
-    offsets = {
-        (topic.name, item.partition_index): OffsetToCommit(
-            item.committed_offset,
-            getattr(item, "committed_leader_epoch", -1),
-            item.committed_metadata,
-            max(retention_ms, DEFAULT_RETENTION),
-        )
-        for topic in body.topics
-        for item in topic.partitions
-    }
+    by_id = request.header.api_version >= TOPIC_IDS_FROM
+    offsets: dict[TopicPartition, OffsetToCommit] = {}
+    unknown_ids: list[dict[str, Any]] = []
+    for topic in body.topics:
+        name = image.topic_name(topic.topic_id) if by_id else topic.name
+        if name is None:  # v10: an id this cluster does not know
+            codes = {item.partition_index: ErrorCode.unknown_topic_id for item in topic.partitions}
+            unknown_ids.append({"name": "", "topic_id": topic.topic_id, **_partitions(codes)})
+            continue
+        for item in topic.partitions:
+            offsets[(name, item.partition_index)] = OffsetToCommit(
+                item.committed_offset,
+                getattr(item, "committed_leader_epoch", -1),
+                item.committed_metadata,
+                max(retention_ms, DEFAULT_RETENTION),
+            )
     results = await context.groups.commit_offsets(
         body.group_id,
         body.generation_id_or_member_epoch,
@@ -37,12 +46,20 @@ async def handle(context: BrokerContext, request: Request) -> dict[str, Any]:
         getattr(body, "group_instance_id", None),
         offsets,
     )
-    return {"throttle_time": 0, "topics": by_topic(results)}
+    answered = by_topic(results)
+    for topic in answered:
+        metadata = image.topics.get(topic["name"])
+        topic["topic_id"] = metadata.topic_id if metadata is not None else None
+    return {"throttle_time": 0, "topics": answered + unknown_ids}
 
 
 def by_topic(results: dict[TopicPartition, ErrorCode]) -> list[dict[str, Any]]:
     """Per-partition error codes grouped the way the response nests them."""
-    topics: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    topics: dict[str, dict[int, ErrorCode]] = defaultdict(dict)
     for (topic, partition), code in results.items():
-        topics[topic].append({"partition_index": partition, "error_code": code})
-    return [{"name": name, "partitions": partitions} for name, partitions in topics.items()]
+        topics[topic][partition] = code
+    return [{"name": name, **_partitions(codes)} for name, codes in topics.items()]
+
+
+def _partitions(codes: dict[int, ErrorCode]) -> dict[str, Any]:
+    return {"partitions": [{"partition_index": p, "error_code": c} for p, c in codes.items()]}

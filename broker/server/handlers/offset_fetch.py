@@ -1,10 +1,14 @@
-"""OffsetFetch v1-7: a group's committed offsets (v2+: null topics asks for all of them)."""
+"""OffsetFetch v1-10: groups' committed offsets (v2+: null topics asks for all of them;
+v8+: several groups in one request; v10: topics named by id)."""
 
 from __future__ import annotations
 
+import uuid
 from collections import defaultdict
+from collections.abc import Sequence
 from typing import Any
 
+from odradek.broker.cluster.metadata_image import MetadataImage
 from odradek.broker.group.group import TopicPartition
 from odradek.broker.group.record_format import CommittedOffset
 from odradek.broker.protocol.errors import ErrorCode
@@ -13,37 +17,81 @@ from odradek.broker.server.context import BrokerContext
 from odradek.broker.server.handlers.errors import error_of
 
 NO_OFFSET = -1
+GROUPS_FROM = 8  # several groups per request
+TOPIC_IDS_FROM = 10
 
 
 async def handle(context: BrokerContext, request: Request) -> dict[str, Any]:
     body = request.body
-    requested = (
-        [(topic.name, index) for topic in body.topics for index in topic.partition_indexes]
-        if body.topics is not None
-        else None
-    )
+    version = request.header.api_version
+    image = context.store.image
+    if version >= GROUPS_FROM:
+        groups = [
+            {"group_id": g.group_id, **_group(context, image, version, g.group_id, g.topics)}
+            for g in body.groups
+        ]
+        return {"throttle_time": 0, "groups": groups}
+    return {"throttle_time": 0, **_group(context, image, version, body.group_id, body.topics)}
+
+
+def _group(
+    context: BrokerContext,
+    image: MetadataImage,
+    version: int,
+    group_id: str,
+    topics: Sequence[Any] | None,
+) -> dict[str, Any]:
+    """One group's answer: its error code and topics."""
+    by_id = version >= TOPIC_IDS_FROM
+    requested: list[TopicPartition] | None = None
+    unknown_ids: dict[uuid.UUID, list[int]] = {}
+    if topics is not None:
+        requested = []
+        for topic in topics:
+            name = image.topic_name(topic.topic_id) if by_id else topic.name
+            if name is None:
+                unknown_ids[topic.topic_id] = list(topic.partition_indexes)
+            else:
+                requested.extend((name, index) for index in topic.partition_indexes)
     try:
-        found = context.groups.fetch_offsets(body.group_id, requested)
-    except Exception as error:  # every failure becomes the response's error code
+        found = context.groups.fetch_offsets(group_id, requested)
+    except Exception as error:  # every failure becomes the group's error code
         code, _ = error_of(error)
         # v1 has no top-level error: each partition carries it
         failed: dict[TopicPartition, CommittedOffset | None] = dict.fromkeys(requested or [])
-        return {"throttle_time": 0, "error_code": code, "topics": _topics(failed, code)}
-    return {"throttle_time": 0, "error_code": ErrorCode.none, "topics": _topics(found)}
+        return {"error_code": code, "topics": _topics(image, failed, by_id, code)}
+    answered = _topics(image, found, by_id)
+    for topic_id, indexes in unknown_ids.items():
+        unknown = [_partition(index, None, ErrorCode.unknown_topic_id) for index in indexes]
+        answered.append({"name": "", "topic_id": topic_id, "partitions": unknown})
+    return {"error_code": ErrorCode.none, "topics": answered}
 
 
 def _topics(
-    offsets: dict[TopicPartition, CommittedOffset | None], code: ErrorCode = ErrorCode.none
+    image: MetadataImage,
+    offsets: dict[TopicPartition, CommittedOffset | None],
+    by_id: bool,
+    code: ErrorCode = ErrorCode.none,
 ) -> list[dict[str, Any]]:
+    """Topics as the response nests them; by id, topics that no longer exist are left out."""
     topics: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for (topic, partition), committed in offsets.items():
-        topics[topic].append(
-            {
-                "partition_index": partition,
-                "committed_offset": committed.offset if committed else NO_OFFSET,
-                "committed_leader_epoch": committed.leader_epoch if committed else -1,
-                "metadata": (committed.metadata or "") if committed else "",
-                "error_code": code,
-            }
-        )
-    return [{"name": name, "partitions": partitions} for name, partitions in topics.items()]
+        topics[topic].append(_partition(partition, committed, code))
+    answered = []
+    for name, partitions in topics.items():
+        metadata = image.topics.get(name)
+        if by_id and metadata is None:
+            continue
+        topic_id = metadata.topic_id if metadata is not None else None
+        answered.append({"name": name, "topic_id": topic_id, "partitions": partitions})
+    return answered
+
+
+def _partition(index: int, committed: CommittedOffset | None, code: ErrorCode) -> dict[str, Any]:
+    return {
+        "partition_index": index,
+        "committed_offset": committed.offset if committed else NO_OFFSET,
+        "committed_leader_epoch": committed.leader_epoch if committed else -1,
+        "metadata": (committed.metadata or "") if committed else "",
+        "error_code": code,
+    }
