@@ -120,8 +120,8 @@ class ClusterMembership:
     def _unclean_allowed(self, topic: str) -> bool:
         metadata = self.store.image.topics.get(topic)
         value = metadata.configs.get("unclean.leader.election.enable") if metadata else None
-        if value is None:
-            return self._config.get_bool("unclean.leader.election.enable")
+        if value is None:  # a dynamic config: the effective value
+            return self.effective_config().get_bool("unclean.leader.election.enable")
         return value.lower() == "true"
 
     async def _maintain_isr(self) -> None:

@@ -78,10 +78,14 @@ class ReplicaManager:
         """Open logs for partitions assigned here, apply leadership changes, delete the
         logs of partitions no longer assigned here."""
         changed: list[Partition] = []
+        # Dynamic broker configs are the defaults of every topic's log config.
+        broker_configs_changed = old is not None and old.broker_configs != new.broker_configs
         for topic in new.topics.values():
             config = self._log_config_for(topic)
             previous = old.topics.get(topic.name) if old else None
-            if previous is not None and previous.configs != topic.configs:
+            if previous is not None and (
+                broker_configs_changed or previous.configs != topic.configs
+            ):
                 self._logs.update_config(topic.name, config)
             for state in topic.partitions:
                 key = PartitionKey(topic.name, state.partition)

@@ -67,11 +67,14 @@ def plan_new_partitions(
 ) -> tuple[PartitionState, ...]:
     """The partitions to add so that ``topic`` has ``count`` of them."""
     current = len(topic.partitions)
-    if count <= current:
+    if count < current:  # Kafka's messages
         raise KafkaError(
             ErrorCode.invalid_partitions,
-            f"topic {topic.name!r} has {current} partitions; the new count must be higher",
+            f"The topic {topic.name} currently has {current} partition(s); "
+            f"{count} would not be an increase.",
         )
+    if count == current:
+        raise KafkaError(ErrorCode.invalid_partitions, f"Topic already has {current} partition(s).")
     factor = len(topic.partitions[0].replicas)
     if assignments:
         if len(assignments) != count - current:

@@ -97,7 +97,9 @@ class ConfigDef:
     validator: Validator | None = None
     broker_synonym: str | None = None
     sensitive: bool = False
-    dynamic: bool = False  # a broker key that AlterConfigs may change at run time
+    # A broker key that AlterConfigs may change at run time: one of Kafka 4.x's dynamic
+    # broker configs (dynamic_configs.py lists those Odradek refuses).
+    dynamic: bool = False
 
 
 def _defs(*items: ConfigDef) -> dict[str, ConfigDef]:
@@ -205,7 +207,6 @@ BROKER_CONFIGS = _defs(
         168,
         "Age at which a segment rolls, in hours.",
         at_least(1),
-        dynamic=True,
     ),
     ConfigDef(
         "log.index.interval.bytes",
@@ -237,7 +238,6 @@ BROKER_CONFIGS = _defs(
         0,
         "log.roll.jitter.ms in hours.",
         at_least(0),
-        dynamic=True,
     ),
     ConfigDef(
         "log.preallocate",
@@ -338,14 +338,12 @@ BROKER_CONFIGS = _defs(
         ConfigType.INT,
         None,
         "Time to keep a segment, in minutes.",
-        dynamic=True,
     ),
     ConfigDef(
         "log.retention.hours",
         ConfigType.INT,
         168,
         "Time to keep a segment, in hours.",
-        dynamic=True,
     ),
     ConfigDef(
         "log.retention.bytes",

@@ -51,7 +51,7 @@ class GroupCoordinator:
         config: GroupConfig,
         store: MetadataStore,
         replicas: ReplicaManager,
-        min_insync: int,
+        min_insync: Callable[[], int],
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.config = config

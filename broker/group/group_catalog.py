@@ -49,7 +49,7 @@ class GroupCatalog:
         self,
         store: MetadataStore,
         replicas: ReplicaManager,
-        min_insync: int,
+        min_insync: Callable[[], int],
         write_timeout_ms: int,
         on_loaded: GroupHook,
         on_unloaded: GroupHook,
@@ -141,7 +141,7 @@ class GroupCatalog:
             partition: Partition = self._replicas.get(OFFSETS_TOPIC, self.partition_of(group_id))
         except KafkaError:
             raise KafkaError(ErrorCode.not_coordinator) from None
-        await append_records(partition, records, self._min_insync, self._write_timeout_ms)
+        await append_records(partition, records, self._min_insync(), self._write_timeout_ms)
 
     async def persist_group(self, group: Group) -> None:
         key = encode_key(GroupKey(group.group_id))

@@ -18,6 +18,7 @@ from odradek.broker.config.broker_config import BrokerConfig
 from odradek.broker.group.coordinator import GroupCoordinator
 from odradek.broker.group.group_config import GroupConfig
 from odradek.broker.group.group_metrics import GroupCollector
+from odradek.broker.group.group_partition import OFFSETS_TOPIC
 from odradek.broker.log.log_config import LogConfig
 from odradek.broker.log.log_manager import LogManager
 from odradek.broker.server.connection import Connection
@@ -78,10 +79,7 @@ class BrokerServer:
             store = EmbeddedMetadataStore(data_dir, registration)
         metrics = BrokerMetrics(self._partition_samples)
         groups = GroupCoordinator(
-            GroupConfig.from_broker(config),
-            store,
-            replicas,
-            config.get_int("min.insync.replicas"),
+            GroupConfig.from_broker(config), store, replicas, self._offsets_min_insync
         )
         self.context = BrokerContext(
             config, store, replicas, metrics, ProducerIdAllocator(store), groups
@@ -149,6 +147,10 @@ class BrokerServer:
     def _log_config(self, topic: TopicMetadata) -> LogConfig:
         assert self.context is not None
         return self.context.topic_config(topic).log_config()
+
+    def _offsets_min_insync(self) -> int:
+        assert self.context is not None
+        return self.context.min_insync(OFFSETS_TOPIC)
 
     def _partition_samples(self) -> list[PartitionSample]:
         if self.context is None:

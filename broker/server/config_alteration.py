@@ -7,7 +7,7 @@ import logging
 from collections.abc import Iterable, Mapping
 
 from odradek.broker.config.definitions import BROKER_CONFIGS, TOPIC_CONFIGS, ConfigError, ConfigType
-from odradek.broker.config.parsing import parse_values
+from odradek.broker.config.dynamic_configs import validate_dynamic_broker_configs
 from odradek.broker.config.topic_config import validate_topic_configs
 from odradek.broker.protocol.errors import ErrorCode, KafkaError
 from odradek.broker.server.context import BrokerContext
@@ -80,14 +80,21 @@ async def replace_configs(
     configs: Mapping[str, str],
     validate_only: bool,
 ) -> None:
-    """Validate and (unless ``validate_only``) store the resource's whole config set."""
+    """Validate and (unless ``validate_only``) store the resource's whole config set.
+
+    As in Kafka, a topic's bad config is INVALID_CONFIG and a broker's INVALID_REQUEST."""
     try:
         if resource_type == TOPIC_RESOURCE:
             validate_topic_configs(configs)
         else:
-            _validate_dynamic_broker_configs(configs)
+            validate_dynamic_broker_configs(configs)
     except ConfigError as error:
-        raise KafkaError(ErrorCode.invalid_config, str(error)) from None
+        code = (
+            ErrorCode.invalid_config
+            if resource_type == TOPIC_RESOURCE
+            else ErrorCode.invalid_request
+        )
+        raise KafkaError(code, str(error)) from None
     current_configs(context, resource_type, name)  # the resource must exist
     if validate_only:
         return
@@ -96,13 +103,6 @@ async def replace_configs(
     else:
         await context.store.set_broker_configs(name, dict(configs))
     log.info("configs of %s %r are now %s", _kind(resource_type), name, dict(configs))
-
-
-def _validate_dynamic_broker_configs(configs: Mapping[str, str]) -> None:
-    parse_values(BROKER_CONFIGS, configs)
-    static_only = sorted(name for name in configs if not BROKER_CONFIGS[name].dynamic)
-    if static_only:
-        raise ConfigError(f"{', '.join(static_only)}: cannot be changed dynamically")
 
 
 def _check_broker_resource(context: BrokerContext, name: str) -> None:

@@ -25,6 +25,7 @@ class ConfigEntry:
     source: ConfigSource
     definition: ConfigDef
     synonyms: tuple[Synonym, ...]
+    read_only: bool = False  # a broker key that cannot change at run time
 
 
 def describe_topic_config(context: BrokerContext, topic: TopicMetadata) -> list[ConfigEntry]:
@@ -42,24 +43,51 @@ def describe_topic_config(context: BrokerContext, topic: TopicMetadata) -> list[
             for source, value in broker.synonyms(key)
             if source is not ConfigSource.DEFAULT_CONFIG
         )
-        # The default shown is the broker key's own (log.retention.hours=168), as in Kafka;
-        # keys whose broker default is unset (log.roll.ms) show the topic's effective one.
-        default_key = keys[-1] if keys else name
-        default = BROKER_CONFIGS[default_key].default if keys else None
-        if default is None:
-            default = broker_default(broker, name)
-        synonyms.append(Synonym(default_key, default, ConfigSource.DEFAULT_CONFIG))
-        source = synonyms[0].source
+        if keys:
+            # The default shown is the broker key's own (log.retention.hours=168), as in
+            # Kafka; keys whose broker default is unset (log.roll.ms) show the topic's one.
+            default = BROKER_CONFIGS[keys[-1]].default
+            if default is None:
+                default = broker_default(broker, name)
+            synonyms.append(Synonym(keys[-1], default, ConfigSource.DEFAULT_CONFIG))
+        # A key no broker key supplies (leader.replication.throttled.replicas) has no
+        # synonym but its own value, when set, as in Kafka.
+        source = synonyms[0].source if synonyms else ConfigSource.DEFAULT_CONFIG
         entries.append(ConfigEntry(name, config.get(name), source, definition, tuple(synonyms)))
     return entries
 
 
 def describe_broker_config(context: BrokerContext) -> list[ConfigEntry]:
+    """Every key as this broker resolves it."""
     broker = context.config
-    entries = []
-    for name, definition in BROKER_CONFIGS.items():
-        synonyms = tuple(Synonym(name, value, source) for source, value in broker.synonyms(name))
-        entries.append(
-            ConfigEntry(name, broker.get(name), broker.source(name), definition, synonyms)
+    return [
+        ConfigEntry(
+            name,
+            broker.get(name),
+            broker.source(name),
+            definition,
+            tuple(Synonym(name, value, source) for source, value in broker.synonyms(name)),
+            read_only=not definition.dynamic,
         )
-    return entries
+        for name, definition in BROKER_CONFIGS.items()
+    ]
+
+
+def describe_cluster_default_config(context: BrokerContext) -> list[ConfigEntry]:
+    """The cluster-wide dynamic defaults only (the broker resource ``""``), as in Kafka:
+    without this broker's own dynamic values among the synonyms."""
+    broker = context.config
+    return [
+        ConfigEntry(
+            name,
+            value,
+            ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG,
+            BROKER_CONFIGS[name],
+            tuple(
+                Synonym(name, synonym, source)
+                for source, synonym in broker.synonyms(name)
+                if source is not ConfigSource.DYNAMIC_BROKER_CONFIG
+            ),
+        )
+        for name, value in broker.dynamic_default.items()
+    ]

@@ -11,6 +11,7 @@ from odradek.broker.cluster.replication_quota import ReplicationQuota
 from odradek.broker.config.broker_config import BrokerConfig
 from odradek.broker.config.topic_config import TopicConfig, validate_topic_configs
 from odradek.broker.group.coordinator import GroupCoordinator
+from odradek.broker.protocol.errors import ErrorCode, KafkaError
 from odradek.broker.server.metrics import BrokerMetrics
 from odradek.broker.server.producer_ids import ProducerIdAllocator
 
@@ -49,6 +50,13 @@ class BrokerContext:
             )
             self._config_cache = (image, config)
         return self._config_cache[1]
+
+    def min_insync(self, topic_name: str) -> int:
+        """The min.insync.replicas an acks=all write to ``topic_name`` needs now."""
+        topic = self.store.image.topics.get(topic_name)
+        if topic is None:
+            raise KafkaError(ErrorCode.unknown_topic_or_partition, f"no topic {topic_name!r}")
+        return self.topic_config(topic).get_int("min.insync.replicas")
 
     def topic_config(self, topic: TopicMetadata) -> TopicConfig:
         broker = self.config

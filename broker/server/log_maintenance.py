@@ -14,6 +14,8 @@ from odradek.broker.log.log_manager import LogManager
 
 log = logging.getLogger(__name__)
 
+RECHECK_INTERVAL_S = 1.0
+
 
 class LogMaintenance:
     def __init__(self, logs: LogManager, config: Callable[[], BrokerConfig]) -> None:
@@ -34,7 +36,7 @@ class LogMaintenance:
             ),
         ]
         if config.get_bool("log.cleaner.enable"):
-            # a dynamic config, as in Kafka: read again before every pause
+            # a dynamic config, as in Kafka: read again during every pause
             backoff_s = lambda: self._config().get_int("log.cleaner.backoff.ms") / 1000  # noqa: E731
             self._tasks.append(
                 asyncio.create_task(self._every(backoff_s, self._clean), name="log-cleaner")
@@ -49,7 +51,7 @@ class LogMaintenance:
         self, interval_s: Callable[[], float], work: Callable[[], Awaitable[None]]
     ) -> None:
         while True:
-            await asyncio.sleep(interval_s())
+            await _pause(interval_s)
             try:
                 await work()
             except Exception:
@@ -67,6 +69,16 @@ class LogMaintenance:
 
     async def _clean(self) -> None:
         await self._logs.clean_once()
+
+
+async def _pause(interval_s: Callable[[], float]) -> None:
+    """Sleep ``interval_s()`` seconds, reading it again at least every second: a dynamic
+    config changed meanwhile (say a long log.cleaner.backoff.ms made short) applies within
+    a second, as Kafka's reconfigured cleaner restarts at once."""
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    while (remaining := started + interval_s() - loop.time()) > 0:
+        await asyncio.sleep(min(remaining, RECHECK_INTERVAL_S))
 
 
 class CleanerCollector(Collector):

@@ -1,17 +1,21 @@
 """Apache Kafka's own command-line tools against one Odradek broker, each judged on what it
-prints: topics with every Kafka topic config, internal topics, feature levels, offsets by
-every time spec, group types, API versions and config synonyms."""
+prints: topics with every Kafka topic config, grown and deleted, internal topics, feature
+levels, offsets by every time spec, consumer groups (members, every reset spec), API
+versions, topic config synonyms and dynamic broker configs."""
 
 from __future__ import annotations
 
 import json
 import time
+from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
-from broker_process import Broker, unique_name
+from broker_process import Broker, BrokerFactory, unique_name
+from confluent_kafka import Consumer
 from kafka_tools import kafka_tool, run_kafka_tool
-from kafka_wire import WireClient
-from mirror_harness import consume_in_group, produce
+from kafka_wire import WireClient, build_batch
+from mirror_harness import FAST_GROUP_SESSION, consume_in_group, create_topic, produce, wait_until
 
 from odradek.broker.group.group_partition import OFFSETS_TOPIC
 
@@ -355,3 +359,203 @@ def test_kafkas_client_compatibility_test_passes(broker: Broker) -> None:
     )  # fmt: skip
 
     assert checked.strip().splitlines()[-1] == "SUCCESS."
+
+
+def test_kafka_topics_adds_partitions_refuses_fewer_and_deletes_the_topic(broker: Broker) -> None:
+    name = unique_name("grown")
+    topics = ("kafka-topics", *server(broker))
+    kafka_tool(*topics, "--create", "--topic", name, "--partitions", "2")
+
+    kafka_tool(*topics, "--alter", "--topic", name, "--partitions", "4")
+    described = kafka_tool(*topics, "--describe", "--topic", name)
+    produce(broker, name, [{"value": b"into partition 3", "partition": 3}])
+    offsets = kafka_tool("kafka-get-offsets", *server(broker), "--topic", name)
+    fewer = run_kafka_tool(*topics, "--alter", "--topic", name, "--partitions", "3")
+    kafka_tool(*topics, "--delete", "--topic", name)
+    listed = kafka_tool(*topics, "--list").split()
+
+    header, *partitions = described.strip().splitlines()
+    assert "\tPartitionCount: 4\t" in header
+    assert [line.split("\t")[2] for line in partitions] == [f"Partition: {i}" for i in range(4)]
+    assert all("\tLeader: 0\t" in line for line in partitions)
+    assert offsets.split() == [f"{name}:0:0", f"{name}:1:0", f"{name}:2:0", f"{name}:3:1"]
+    assert fewer.returncode == 1 and (
+        f"The topic {name} currently has 4 partition(s); 3 would not be an increase."
+        in fewer.stdout
+    )
+    assert name not in listed
+
+
+def test_kafka_consumer_groups_describes_an_active_member_and_refuses_to_reset_its_group(
+    broker: Broker,
+) -> None:
+    topic, group = unique_name("membered"), unique_name("active-group")
+    create_topic(broker, topic, 2)
+    produce(broker, topic, [{"value": b"%d" % i, "partition": i % 2} for i in range(6)])
+    groups = ("kafka-consumer-groups", *server(broker), "--group", group)
+    member = Consumer({"bootstrap.servers": broker.bootstrap, "group.id": group,
+                       "client.id": "the-member", "auto.offset.reset": "earliest",
+                       **FAST_GROUP_SESSION})  # fmt: skip
+    member.subscribe([topic])
+    try:
+        records, deadline = [], time.monotonic() + 30
+        while len(records) < 6:
+            assert time.monotonic() < deadline, f"read {len(records)} of 6 records"
+            records += member.consume(6, 1.0)
+        member.commit(asynchronous=False)
+        members = kafka_tool(*groups, "--describe", "--members", "--verbose")
+        state = kafka_tool(*groups, "--describe", "--state")
+        offsets = kafka_tool(*groups, "--describe", "--offsets")
+        refused = run_kafka_tool(*groups, "--reset-offsets", "--topic", topic, "--to-earliest",
+                                 "--execute")  # fmt: skip
+    finally:
+        member.close()
+
+    [row] = [line.split() for line in members.splitlines() if line.startswith(group)]
+    # client id, partitions, current epoch, assignment, target epoch and assignment (none:
+    # a classic group)
+    assert row[3:] == ["the-member", "2", "-", f"{topic}:0,1", "-", "-"]
+    assert row[1].startswith("the-member-") and row[2].startswith("/127.0.0.1")
+    [row] = [line.split() for line in state.splitlines() if line.startswith(group)]
+    assert row[-3:] == ["range", "Stable", "1"]  # assignment strategy, state, members
+    rows = [line.split() for line in offsets.splitlines() if line.startswith(group)]
+    assert sorted(r[2] for r in rows) == ["0", "1"]
+    assert all(r[5] == "0" and r[8] == "the-member" for r in rows)  # no lag, its client id
+    assert (
+        f"Assignments can only be reset if the group '{group}' is inactive, but the current "
+        "state is Stable." in refused.stdout + refused.stderr
+    )
+
+
+def test_kafka_consumer_groups_resets_offsets_by_every_spec(broker: Broker, tmp_path: Path) -> None:
+    topic, group = unique_name("rewound"), unique_name("rewound-group")
+    now_ms = int(time.time() * 1000)
+    minutes_ago = [now_ms - (10 - i) * 60_000 for i in range(10)]  # record i: 10 - i minutes ago
+    produce(
+        broker, topic, [{"value": b"%d" % i, "timestamp": t} for i, t in enumerate(minutes_ago)]
+    )
+    groups = ("kafka-consumer-groups", *server(broker), "--group", group)
+
+    def reset(*spec: str) -> list[list[str]]:
+        printed = kafka_tool(*groups, "--topic", topic, "--reset-offsets", *spec)
+        return [line.split()[1:] for line in printed.splitlines() if line.startswith(group)]
+
+    between_2_and_3 = datetime.fromtimestamp((minutes_ago[2] + 30_000) / 1000, UTC)
+
+    # A group that does not exist yet gets its offsets from the first --execute.
+    assert reset("--to-latest", "--execute") == [[topic, "0", "10"]]
+    assert reset("--to-earliest", "--dry-run") == [[topic, "0", "0"]]
+    assert reset("--to-current", "--dry-run") == [[topic, "0", "10"]]  # the dry run kept 10
+    assert reset("--shift-by", "-3", "--execute") == [[topic, "0", "7"]]
+    assert reset("--to-datetime", between_2_and_3.strftime("%Y-%m-%dT%H:%M:%S.000Z"),
+                 "--dry-run") == [[topic, "0", "3"]]  # fmt: skip
+    assert reset("--by-duration", "PT5M30S", "--dry-run") == [[topic, "0", "5"]]
+    # Plan with a dry run exported as CSV, then apply the plan from the file.
+    exported = kafka_tool(*groups, "--topic", topic, "--reset-offsets", "--to-offset", "6",
+                          "--dry-run", "--export")  # fmt: skip
+    assert exported.split() == [f'"{topic}",0,6']  # Kafka's CSV quotes names with a dash
+    plan = tmp_path / "offsets.csv"
+    plan.write_text(exported)
+    from_file = kafka_tool(*groups, "--reset-offsets", "--from-file", str(plan), "--execute")
+    described = kafka_tool(*groups, "--describe", "--offsets")
+
+    assert [line.split()[1:4] for line in from_file.splitlines() if line.startswith(group)] == [
+        [topic, "0", "6"]
+    ]
+    [row] = [line.split() for line in described.splitlines() if line.startswith(group)]
+    assert row[1:6] == [topic, "0", "6", "10", "4"]  # committed, log end, lag
+
+
+def test_kafka_configs_sets_dynamic_broker_configs_per_broker_and_cluster_wide(
+    broker_factory: BrokerFactory,
+) -> None:
+    # Static values: the cleaner would pause for 10 minutes, then keep new records an hour.
+    broker = broker_factory(
+        settings={
+            "log.cleaner.backoff.ms": "600000",
+            "log.cleaner.min.compaction.lag.ms": "3600000",
+        }
+    )
+    configs = ("kafka-configs", *server(broker))
+    this_broker = ("--entity-type", "brokers", "--entity-name", "0")
+    cluster_wide = ("--entity-type", "brokers", "--entity-default")
+    compacted, plain = unique_name("compacted"), unique_name("plain")
+    create_topic(broker, compacted, 1, **{"cleanup.policy": "compact", "segment.bytes": "2048",
+                                          "min.cleanable.dirty.ratio": "0.01"})  # fmt: skip
+    create_topic(broker, plain, 1)
+    for _ in range(10):  # ten updates of five keys, in batches smaller than a segment
+        produce(broker, compacted, [{"key": b"k%d" % k, "value": b"v" * 100} for k in range(5)])
+    assert produce_error(broker, plain, 1_500_000) == "message_too_large"
+
+    defaults = "log.cleaner.backoff.ms=300000,message.max.bytes=2000000"
+    kafka_tool(*configs, "--alter", *cluster_wide, "--add-config", defaults)
+    kafka_tool(*configs, "--alter", *this_broker, "--add-config", "log.cleaner.backoff.ms=200")
+    kafka_tool(*configs, "--alter", *cluster_wide,
+               "--add-config", "log.cleaner.min.compaction.lag.ms=0")  # fmt: skip
+    # The cleaner runs within a second or two, and compacts the topic made before.
+    wait_until(lambda: metric(broker, "odradek_log_cleaner_records_removed_total") > 0, 10,
+               "the log cleaner to compact")  # fmt: skip
+    assert produce_error(broker, plain, 1_500_000) == "none"  # an older topic's new default
+    per_broker = kafka_tool(*configs, "--describe", *this_broker)
+    described_defaults = kafka_tool(*configs, "--describe", *cluster_wide)
+    static = run_kafka_tool(*configs, "--alter", *this_broker, "--add-config", "num.partitions=3")
+    unsupported = run_kafka_tool(*configs, "--alter", *cluster_wide,
+                                 "--add-config", "ssl.keystore.location=/keys")  # fmt: skip
+    kafka_tool(*configs, "--alter", *this_broker, "--delete-config", "log.cleaner.backoff.ms")
+    every = kafka_tool(*configs, "--describe", *this_broker, "--all")
+    topic = kafka_tool(*configs, "--describe", "--entity-type", "topics", "--entity-name", plain,
+                       "--all")  # fmt: skip
+
+    chain = "log.cleaner.backoff.ms={}".format
+    assert per_broker.splitlines() == [
+        "Dynamic configs for broker 0 are:",
+        f"  {chain(200)} sensitive=false synonyms={{DYNAMIC_BROKER_CONFIG:{chain(200)}, "
+        f"DYNAMIC_DEFAULT_BROKER_CONFIG:{chain(300000)}, STATIC_BROKER_CONFIG:{chain(600000)}, "
+        f"DEFAULT_CONFIG:{chain(15000)}}}",
+    ]
+    assert described_defaults.splitlines() == [
+        "Default configs for brokers in the cluster are:",
+        f"  {chain(300000)} sensitive=false synonyms={{DYNAMIC_DEFAULT_BROKER_CONFIG:"
+        f"{chain(300000)}, STATIC_BROKER_CONFIG:{chain(600000)}, DEFAULT_CONFIG:{chain(15000)}}}",
+        "  log.cleaner.min.compaction.lag.ms=0 sensitive=false synonyms={"
+        "DYNAMIC_DEFAULT_BROKER_CONFIG:log.cleaner.min.compaction.lag.ms=0, "
+        "STATIC_BROKER_CONFIG:log.cleaner.min.compaction.lag.ms=3600000, "
+        "DEFAULT_CONFIG:log.cleaner.min.compaction.lag.ms=0}",
+        "  message.max.bytes=2000000 sensitive=false synonyms={DYNAMIC_DEFAULT_BROKER_CONFIG:"
+        "message.max.bytes=2000000, DEFAULT_CONFIG:message.max.bytes=1048588}",
+    ]
+    assert static.returncode == 1 and (
+        "InvalidRequestException: Cannot update these configs dynamically: [num.partitions]"
+        in static.stderr
+    )
+    assert unsupported.returncode == 1 and (
+        "InvalidRequestException: ssl.keystore.location: Odradek listens on PLAINTEXT only"
+        in unsupported.stderr
+    )
+    assert every.splitlines()[0] == "All configs for broker 0 are:"
+    assert (
+        f"  {chain(300000)} sensitive=false synonyms={{DYNAMIC_DEFAULT_BROKER_CONFIG:"
+        f"{chain(300000)}, STATIC_BROKER_CONFIG:{chain(600000)}, DEFAULT_CONFIG:{chain(15000)}}}"
+        in every.splitlines()
+    )
+    assert "  num.partitions=1 sensitive=false synonyms={DEFAULT_CONFIG:num.partitions=1}" in (
+        every.splitlines()
+    )
+    assert (
+        "  max.message.bytes=2000000 sensitive=false synonyms={DYNAMIC_DEFAULT_BROKER_CONFIG:"
+        "message.max.bytes=2000000, DEFAULT_CONFIG:message.max.bytes=1048588}" in topic.splitlines()
+    )
+
+
+def produce_error(broker: Broker, topic: str, size: int) -> str:
+    """The error of producing one uncompressed record of ``size`` bytes (none: taken).
+    Raw Produce: confluent-kafka 2.16 corrupts the interpreter's error state when it
+    reports MSG_SIZE_TOO_LARGE to a delivery callback."""
+    with WireClient.to(broker.bootstrap) as wire:
+        return str(wire.produce(topic, 0, bytes(build_batch([b"x" * size]))).error_code.name)
+
+
+def metric(broker: Broker, name: str) -> float:
+    """An unlabelled sample of the broker's /metrics."""
+    lines = broker.metrics_text().splitlines()
+    return float(next(line.split()[1] for line in lines if line.startswith(name + " ")))

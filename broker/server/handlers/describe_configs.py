@@ -18,6 +18,7 @@ from odradek.broker.server.broker_loggers import (
 from odradek.broker.server.config_description import (
     ConfigEntry,
     describe_broker_config,
+    describe_cluster_default_config,
     describe_topic_config,
 )
 from odradek.broker.server.context import BrokerContext
@@ -84,7 +85,9 @@ def _entries(context: BrokerContext, resource_type: int, name: str) -> list[Conf
             raise KafkaError(ErrorCode.unknown_topic_or_partition, f"no topic {name!r}")
         return describe_topic_config(context, topic)
     if resource_type == BROKER_RESOURCE:
-        if name not in ("", str(context.config.node_id)):
+        if name == "":
+            return describe_cluster_default_config(context)
+        if name != str(context.config.node_id):
             raise KafkaError(ErrorCode.invalid_request, f"this is broker {context.config.node_id}")
         return describe_broker_config(context)
     raise KafkaError(ErrorCode.invalid_request, f"unsupported resource type {resource_type}")
@@ -94,7 +97,7 @@ def _config(entry: ConfigEntry, synonyms: bool, documentation: bool) -> dict[str
     return {
         "name": entry.name,
         "value": format_value(entry.value),
-        "read_only": False,
+        "read_only": entry.read_only,
         "is_default": entry.source is ConfigSource.DEFAULT_CONFIG,
         "config_source": entry.source,
         "is_sensitive": entry.definition.sensitive,

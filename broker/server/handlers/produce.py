@@ -72,19 +72,12 @@ async def _await_commit(
     try:
         partition = context.replicas.get(topic, produced.index)
         await partition.wait_for_high_watermark(last_offset + 1, timeout.total_seconds())
-        partition.check_enough_replicas_after_append(_min_insync(context, topic))
+        partition.check_enough_replicas_after_append(context.min_insync(topic))
     except KafkaError as error:
         leader = current_leader(context.store.image, topic, produced.index, error.code)
         partitions[position] = ProducedPartition(
             produced.index, error.code, error_message=error.message, current_leader=leader
         )
-
-
-def _min_insync(context: BrokerContext, topic_name: str) -> int:
-    topic = context.store.image.topics.get(topic_name)
-    if topic is None:
-        raise KafkaError(ErrorCode.unknown_topic_or_partition)
-    return context.topic_config(topic).get_int("min.insync.replicas")
 
 
 def _append(
@@ -102,7 +95,7 @@ def _append(
                 ErrorCode.transactional_id_authorization_failed,
                 "transactions are not supported yet",
             )
-        min_insync = _min_insync(context, topic_name)
+        min_insync = context.min_insync(topic_name)
         partition = context.replicas.get(topic_name, index)
         if not records:
             raise KafkaError(ErrorCode.corrupt_message, "empty records")

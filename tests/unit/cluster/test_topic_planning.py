@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from odradek.broker.cluster.metadata_image import BrokerRegistration, MetadataImage
-from odradek.broker.cluster.topic_planning import plan_topic
+from odradek.broker.cluster.topic_planning import plan_new_partitions, plan_topic
 from odradek.broker.protocol.errors import ErrorCode, KafkaError
 
 IMAGE = MetadataImage("cluster", 0, {i: BrokerRegistration(i, "h", 9092 + i) for i in range(3)}, {})
@@ -43,3 +43,18 @@ def test_bad_explicit_assignments_are_invalid_replica_assignment(
     with pytest.raises(KafkaError) as raised:
         plan_topic(IMAGE, "orders", -1, -1, assignment)
     assert raised.value.code is ErrorCode.invalid_replica_assignment
+
+
+@pytest.mark.parametrize(
+    ("count", "message"),
+    [
+        (2, "The topic orders currently has 3 partition(s); 2 would not be an increase."),
+        (3, "Topic already has 3 partition(s)."),
+    ],
+)
+def test_partitions_only_grow_with_kafkas_messages(count: int, message: str) -> None:
+    topic = plan_topic(IMAGE, "orders", 3, 1)
+    with pytest.raises(KafkaError) as raised:
+        plan_new_partitions(IMAGE.with_topic(topic), topic, count)
+    assert raised.value.code is ErrorCode.invalid_partitions
+    assert raised.value.message == message

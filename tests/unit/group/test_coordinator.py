@@ -36,7 +36,7 @@ async def running(data_dir: Path, **config: int) -> AsyncIterator[GroupCoordinat
     if TOPIC not in store.image.topics:
         await store.create_topic(plan_topic(store.image, TOPIC, 2, 1))
     coordinator = GroupCoordinator(group_config(offsets_topic_partitions=3, **config), store,
-                                   replicas, 1)  # fmt: skip
+                                   replicas, lambda: 1)  # fmt: skip
     coordinator.start()
     await coordinator.find_coordinator("any")
     while coordinator.catalog.loading:
