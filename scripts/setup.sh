@@ -52,6 +52,7 @@ fi
 # Apache Kafka's jars (its command-line tools are judges in the tests), with mvn; cached.
 say "Apache Kafka's jars in $(python3 bench/kafka_dist.py)"
 say "Apicurio Registry (tests/integration/test_schema_registry.py) in $(bash scripts/fetch-apicurio-registry.sh)"
+say "franz-go's kgo test binary (built once, cached): $(bash scripts/fetch-franz-go-tests.sh)"
 
 # helm renders and lints the chart in the tests; built from the Go module proxy once.
 HELM_VERSION=v3.16.2

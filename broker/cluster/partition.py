@@ -7,12 +7,13 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from odradek.broker.cluster.metadata_image import PartitionState
 from odradek.broker.log.partition_log import AppendInfo, PartitionLog, ReadResult
+from odradek.broker.log.producer_state import ProducerEntry
 from odradek.broker.protocol.errors import ErrorCode, KafkaError
 
 log = logging.getLogger(__name__)
@@ -309,6 +310,11 @@ class Partition:
         if not 0 <= offset < self.high_watermark:
             return NOT_FOUND
         return FoundOffset(found, offset, log.epoch_for_offset(offset))
+
+    def active_producers(self) -> Mapping[int, ProducerEntry]:
+        """DescribeProducers as leader: the producers whose state this partition keeps."""
+        self.check_leader()
+        return self.log.producers
 
     def end_offset_for_epoch(self, epoch: int) -> tuple[int, int]:
         """OffsetForLeaderEpoch: (largest epoch <= ``epoch``, its end offset), or (-1, -1)."""

@@ -9,7 +9,7 @@ import shutil
 import threading
 import time
 from bisect import bisect_right
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from io import FileIO
 from pathlib import Path
@@ -23,7 +23,7 @@ from .file_io import TMP_SUFFIX, fsync_directory, write_atomically
 from .leader_epoch_cache import LeaderEpochCache
 from .log_config import LogConfig
 from .offset_file_names import base_offset_of
-from .producer_state import ProducerStateManager
+from .producer_state import ProducerEntry, ProducerStateManager
 from .recovery import may_follow, recover_segment
 from .retention import deletable_segments
 from .segment import (
@@ -146,11 +146,13 @@ class PartitionLog:
                 if base_offset_of(path) not in bases:
                     path.unlink()
         self._segments = [LogSegment(self.directory, base, now_ms) for base in bases]
-        if not self._segments:
+        fresh = not self._segments  # nothing to recover
+        if fresh:
             start = offsets.get(LOG_START_OFFSET, 0)
             self._segments = [LogSegment.create(self.directory, start, now_ms)]
         recovery_point = offsets.get(RECOVERY_POINT, 0)
-        unsafe = len(self._segments) if clean else self._segment_index(recovery_point)
+        trusted = clean or fresh
+        unsafe = len(self._segments) if trusted else self._segment_index(recovery_point)
         for index in range(unsafe):
             if not self._segments[index].load(now_ms):
                 logger.warning(
@@ -439,6 +441,11 @@ class PartitionLog:
     def max_timestamp(self) -> tuple[int, int]:
         """(timestamp, offset) of the first record with the largest timestamp; (-1, -1) if none."""
         return timestamp_lookup.max_timestamp(self._segments, self.log_start_offset)
+
+    @property
+    def producers(self) -> Mapping[int, ProducerEntry]:
+        """The idempotent producers whose batches this log holds, by producer id."""
+        return self._producer_state.producers
 
     def start_leader_epoch(self, epoch: int) -> None:
         """This replica leads from ``epoch`` on, starting at the log end: OffsetForLeaderEpoch

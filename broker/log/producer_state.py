@@ -142,6 +142,11 @@ class ProducerStateManager:
     def entry(self, producer_id: int) -> ProducerEntry | None:
         return self._producers.get(producer_id)
 
+    @property
+    def producers(self) -> Mapping[int, ProducerEntry]:
+        """Every producer with batches in the log, by id (DescribeProducers)."""
+        return self._producers
+
     def begin(self) -> ProducerAppend:
         return ProducerAppend(self._producers)
 

@@ -135,6 +135,8 @@ class Connection:
         )
         self._writer.write(_HEADER.pack(size, header.correlation_id) + tag_byte)
         for chunk in chunks:
+            if self._writer.transport.is_closing():  # the client left: read no more for it
+                raise ConnectionResetError("client closed the connection")
             if isinstance(chunk, bytes):
                 self._writer.write(chunk)
             elif chunk.length < SENDFILE_THRESHOLD:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from broker_process import Broker, BrokerFactory, unique_name
-from confluent_kafka import Consumer
+from confluent_kafka import Consumer, Producer
 from kafka_tools import kafka_tool, run_kafka_tool
 from kafka_wire import WireClient, build_batch
 from mirror_harness import FAST_GROUP_SESSION, consume_in_group, create_topic, produce, wait_until
@@ -144,6 +144,38 @@ def test_kafka_features_describes_the_finalized_metadata_version(broker: Broker)
         "Feature:", "metadata.version", "SupportedMinVersion:", "3.3-IV3",
         "SupportedMaxVersion:", "4.0-IV3", "FinalizedVersionLevel:", "4.0-IV3", "Epoch:", "0",
     ]  # fmt: skip
+
+
+def test_kafka_features_upgrades_to_the_finalized_level_and_refuses_any_other(
+    broker: Broker,
+) -> None:
+    upgraded = kafka_tool("kafka-features", *server(broker), "upgrade", "--metadata", "4.0-IV3")
+    assert "metadata.version was upgraded to 25." in upgraded
+    for action, release, level in (("upgrade", "4.1-IV0", 26), ("downgrade", "3.9-IV0", 21)):
+        refused = run_kafka_tool("kafka-features", *server(broker), action, "--metadata", release)
+        assert refused.returncode == 1
+        assert f"Could not {action} metadata.version to {level}." in refused.stdout
+        assert f"finalized at level 25 (4.0-IV3) on Odradek and cannot change to {level}" in (
+            refused.stdout
+        )
+
+
+def test_kafka_transactions_describes_an_idempotent_producer(broker: Broker) -> None:
+    topic = unique_name("producers")
+    producer = Producer({"bootstrap.servers": broker.bootstrap, "enable.idempotence": True})
+    for i in range(5):
+        producer.produce(topic, b"%d" % i, partition=0)
+    assert producer.flush(30) == 0
+
+    described = kafka_tool(
+        "kafka-transactions", *server(broker), "describe-producers", "--topic", topic,
+        "--partition", "0",
+    )  # fmt: skip
+
+    header, row = (line.split() for line in described.strip().splitlines())
+    assert header[:4] == ["ProducerId", "ProducerEpoch", "LatestCoordinatorEpoch", "LastSequence"]
+    assert row[1:4] == ["0", "-1", "4"]  # epoch 0, no transaction, sequences 0..4
+    assert row[5] == "None"  # no open transaction
 
 
 def test_kafka_get_offsets_answers_every_time_spec(broker: Broker) -> None:

@@ -18,6 +18,7 @@ from odradek.broker.server.handlers import (
     describe_configs,
     describe_groups,
     describe_log_dirs,
+    describe_producers,
     describe_topic_partitions,
     elect_leaders,
     fetch,
@@ -37,6 +38,7 @@ from odradek.broker.server.handlers import (
     offset_for_leader_epoch,
     produce,
     sync_group,
+    update_features,
 )
 from odradek.broker.server.handlers.types import ApiHandler
 
@@ -57,7 +59,9 @@ API_HANDLERS: dict[int, ApiHandler] = {
     ApiKey.INCREMENTAL_ALTER_CONFIGS: ApiHandler(incremental_alter_configs.handle, 0, 1),
     ApiKey.CREATE_PARTITIONS: ApiHandler(create_partitions.handle, 0, 3),
     ApiKey.DELETE_RECORDS: ApiHandler(delete_records.handle, 0, 2),
+    ApiKey.UPDATE_FEATURES: ApiHandler(update_features.handle, 0, 2),
     ApiKey.DESCRIBE_CLUSTER: ApiHandler(describe_cluster.handle, 0, 2),
+    ApiKey.DESCRIBE_PRODUCERS: ApiHandler(describe_producers.handle, 0, 0),
     ApiKey.ELECT_LEADERS: ApiHandler(elect_leaders.handle, 0, 2),
     ApiKey.ALTER_PARTITION_REASSIGNMENTS: ApiHandler(alter_partition_reassignments.handle, 0, 0),
     ApiKey.LIST_PARTITION_REASSIGNMENTS: ApiHandler(list_partition_reassignments.handle, 0, 0),

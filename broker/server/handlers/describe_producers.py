@@ -1,0 +1,47 @@
+"""DescribeProducers v0: the idempotent producers a partition leader keeps state for, as
+`kafka-transactions describe-producers` shows them (no transactions yet: no coordinator
+epoch, no open transaction)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from odradek.broker.protocol.framing import Request
+from odradek.broker.server.context import BrokerContext
+from odradek.broker.server.handlers.errors import answer_or_error
+
+NO_TRANSACTION = -1
+
+
+async def handle(context: BrokerContext, request: Request) -> dict[str, Any]:
+    topics = [
+        {
+            "name": topic.name,
+            "partitions": [
+                _partition(context, topic.name, index) for index in topic.partition_indexes
+            ],
+        }
+        for topic in request.body.topics
+    ]
+    return {"throttle_time": 0, "topics": topics}
+
+
+def _partition(context: BrokerContext, topic: str, index: int) -> dict[str, Any]:
+    def answer() -> dict[str, Any]:
+        producers = context.replicas.get(topic, index).active_producers()
+        return {
+            "active_producers": [
+                {
+                    "producer_id": producer_id,
+                    "producer_epoch": entry.epoch,
+                    "last_sequence": entry.last_seq,
+                    "last_timestamp": entry.batches[-1].max_timestamp,
+                    "coordinator_epoch": NO_TRANSACTION,
+                    "current_txn_start_offset": NO_TRANSACTION,
+                }
+                for producer_id, entry in producers.items()
+            ]
+        }
+
+    found = answer_or_error(answer, {"active_producers": []}, "error_message")
+    return {"partition_index": index, **found}

@@ -1,0 +1,50 @@
+"""UpdateFeatures v0-2: Odradek finalizes ``metadata.version`` at one level, so a request
+for that level succeeds (as an upgrade to the current level does on Kafka) and any other
+level, or any other feature, is refused with INVALID_UPDATE_VERSION and the reason."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from odradek.broker.protocol.errors import ErrorCode, KafkaError
+from odradek.broker.protocol.framing import Request
+from odradek.broker.server.context import BrokerContext
+from odradek.broker.server.handlers.api_versions import (
+    METADATA_VERSION,
+    METADATA_VERSION_LEVEL,
+)
+from odradek.broker.server.handlers.errors import answer_or_error
+
+TOP_LEVEL_ERRORS_FROM = 2  # v2 drops the per-feature results (KIP-1022)
+
+
+async def handle(context: BrokerContext, request: Request) -> dict[str, Any]:
+    results = [_result(update) for update in request.body.feature_updates]
+    failed = next((r for r in results if r["error_code"] != ErrorCode.none), None)
+    if request.header.api_version >= TOP_LEVEL_ERRORS_FROM and failed is not None:
+        top = {"error_code": failed["error_code"], "error_message": failed["error_message"]}
+    else:
+        top = {"error_code": ErrorCode.none, "error_message": None}
+    return {"throttle_time": 0, **top, "results": results}
+
+
+def _result(update: Any) -> dict[str, Any]:
+    return {
+        "feature": update.feature,
+        **answer_or_error(lambda: _check(update), {}, "error_message"),
+    }
+
+
+def _check(update: Any) -> dict[str, Any]:
+    if update.feature != METADATA_VERSION:
+        raise KafkaError(
+            ErrorCode.invalid_update_version,
+            f"Odradek has no feature {update.feature}: only {METADATA_VERSION} is finalized",
+        )
+    if update.max_version_level != METADATA_VERSION_LEVEL:
+        raise KafkaError(
+            ErrorCode.invalid_update_version,
+            f"{METADATA_VERSION} is finalized at level {METADATA_VERSION_LEVEL} (4.0-IV3) on"
+            f" Odradek and cannot change to {update.max_version_level}",
+        )
+    return {}
