@@ -5,9 +5,10 @@ liveness), ``controller`` (leased, created with a compare-and-set),
 ``controller_epoch``, ``topics/<name>`` (id, replica assignment, configs),
 ``partitions/<topic>/<p>`` (leader, leader epoch, ISR), ``unfenced/<id>`` (the
 registration of that broker the controller has unfenced), ``configs/<resource>``
-(dynamic broker configs), ``producer_ids`` and ``cluster_id``. Every broker
-keeps a local image of it, fed by one watch; every write of partition state is
-a compare-and-set on the revision the image was built from.
+(dynamic broker configs), ``scram/<mechanism>/<user>`` (SCRAM credentials; the user
+name percent-encoded, as Kafka encoded it in ZooKeeper paths), ``producer_ids`` and
+``cluster_id``. Every broker keeps a local image of it, fed by one watch; every write
+of partition state is a compare-and-set on the revision the image was built from.
 """
 
 from __future__ import annotations
@@ -17,9 +18,10 @@ import contextlib
 import json
 import logging
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import replace
 from typing import Any
+from urllib.parse import quote, unquote
 
 from odradek.broker.cluster.etcd_client import (
     Compare,
@@ -32,13 +34,16 @@ from odradek.broker.cluster.etcd_client import (
     unchanged_since,
 )
 from odradek.broker.cluster.metadata_image import (
+    BrokerEndpoint,
     BrokerRegistration,
     MetadataImage,
     PartitionState,
+    ScramCredentialKey,
     TopicMetadata,
 )
 from odradek.broker.cluster.metadata_store import ImageSubscribers, Listener
 from odradek.broker.protocol.errors import ErrorCode, KafkaError
+from odradek.broker.security.scram_credential import ScramCredential, ScramMechanism
 
 log = logging.getLogger(__name__)
 
@@ -169,6 +174,30 @@ class EtcdMetadataStore:
         await self._client.put(self._key(f"configs/{resource}"), json.dumps(configs).encode())
         await self._wait_for(lambda image: image.broker_configs.get(resource) == configs)
 
+    async def alter_scram_credentials(
+        self,
+        upsertions: Mapping[ScramCredentialKey, ScramCredential],
+        deletions: Collection[ScramCredentialKey],
+    ) -> bool:
+        removed = [self._kvs.get(self._scram_key(*key)) for key in deletions]
+        expected = [kv for kv in removed if kv is not None]
+        if len(expected) < len(removed):
+            return False
+        compares = [unchanged_since(kv.key, kv.mod_revision) for kv in expected]
+        ops = [put_op(self._scram_key(*key), c.to_json().encode()) for key, c in upsertions.items()]
+        ops += [delete_op(kv.key) for kv in expected]
+        if not await self._client.txn(compares, ops):
+            # Another broker changed one first: once the watch shows it, the caller decides again.
+            await self._wait_for(lambda _: any(self._kvs.get(kv.key) is not kv for kv in expected))
+            return False
+        await self._wait_for(
+            lambda image: (
+                all(image.scram_credentials.get(k) == c for k, c in upsertions.items())
+                and not any(key in image.scram_credentials for key in deletions)
+            )
+        )
+        return True
+
     async def add_partitions(self, name: str, partitions: tuple[PartitionState, ...]) -> None:
         topic = self._existing_topic(name)
         updated = replace(topic, partitions=topic.partitions + partitions)
@@ -275,6 +304,9 @@ class EtcdMetadataStore:
     def _topic_key(self, name: str) -> str:
         return self._key(f"topics/{name}")
 
+    def _scram_key(self, user: str, mechanism: ScramMechanism) -> str:
+        return self._key(f"scram/{mechanism.value}/{quote(user, safe='')}")
+
     def _partition_key(self, topic: str, partition: int) -> str:
         return self._key(f"partitions/{topic}/{partition}")
 
@@ -340,14 +372,24 @@ def _image_from(prefix: str, kvs: dict[str, KeyValue]) -> MetadataImage:
     states: dict[tuple[str, int], dict[str, Any]] = {}
     configs: dict[str, dict[str, str]] = {}
     unfenced: dict[int, int] = {}
+    scram: dict[ScramCredentialKey, ScramCredential] = {}
     cluster_id, controller = "", NO_CONTROLLER
     for key, kv in kvs.items():
         path = key[len(prefix) :].split("/")
         data = kv.value
         if path[0] == "brokers":
             item = json.loads(data)
+            endpoints = tuple(
+                BrokerEndpoint(e["listener"], e["host"], e["port"])
+                for e in item.get("endpoints", ())
+            )
             brokers[item["node_id"]] = BrokerRegistration(
-                item["node_id"], item["host"], item["port"], item.get("rack"), kv.create_revision
+                item["node_id"],
+                item["host"],
+                item["port"],
+                item.get("rack"),
+                kv.create_revision,
+                endpoints,
             )
         elif path[0] == "unfenced":
             unfenced[int(path[1])] = int(data)
@@ -357,6 +399,8 @@ def _image_from(prefix: str, kvs: dict[str, KeyValue]) -> MetadataImage:
             states[(path[1], int(path[2]))] = json.loads(data)
         elif path[0] == "configs":
             configs[path[1]] = json.loads(data)
+        elif path[0] == "scram":
+            scram[(unquote(path[2]), ScramMechanism(path[1]))] = ScramCredential.from_json(data)
         elif path[0] == "controller":
             controller = json.loads(data)["node_id"]
         elif path[0] == "cluster_id":
@@ -376,7 +420,9 @@ def _image_from(prefix: str, kvs: dict[str, KeyValue]) -> MetadataImage:
             item["configs"],
             item.get("internal", False),
         )
-    return MetadataImage(cluster_id, controller, brokers, image_topics, configs, unfenced)
+    return MetadataImage(
+        cluster_id, controller, brokers, image_topics, configs, unfenced, scram_credentials=scram
+    )
 
 
 def _encode_broker(broker: BrokerRegistration, shutting_down: bool = False) -> bytes:
@@ -386,6 +432,9 @@ def _encode_broker(broker: BrokerRegistration, shutting_down: bool = False) -> b
             "host": broker.host,
             "port": broker.port,
             "rack": broker.rack,
+            "endpoints": [
+                {"listener": e.listener, "host": e.host, "port": e.port} for e in broker.endpoints
+            ],
             "shutting_down": shutting_down,
         }
     ).encode()

@@ -1,16 +1,34 @@
-"""The cluster metadata every broker holds: brokers, topics and partition states."""
+"""The cluster metadata every broker holds: brokers, topics, partition states, dynamic
+broker configs and SCRAM credentials."""
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any
 
+from odradek.broker.security.scram_credential import ScramCredential, ScramMechanism
+
+ScramCredentialKey = tuple[str, ScramMechanism]
+"""(user name, mechanism): what one SCRAM credential is stored under."""
+
+
+@dataclass(frozen=True)
+class BrokerEndpoint:
+    """One advertised listener of a broker."""
+
+    listener: str
+    host: str
+    port: int
+
 
 @dataclass(frozen=True)
 class BrokerRegistration:
+    """A broker as the cluster knows it; ``host`` and ``port`` are its inter-broker
+    listener's address, ``endpoints`` every advertised listener."""
+
     node_id: int
     host: str
     port: int
@@ -19,6 +37,14 @@ class BrokerRegistration:
     # epoch: a broker that restarts, or registers again after losing its session, gets a
     # new one.
     epoch: int = 0
+    endpoints: tuple[BrokerEndpoint, ...] = ()
+
+    def endpoint(self, listener: str) -> BrokerEndpoint | None:
+        """Where clients of ``listener`` reach this broker; None if it has no such listener
+        (a registration without endpoints answers every listener with its one address)."""
+        if not self.endpoints:
+            return BrokerEndpoint(listener, self.host, self.port)
+        return next((e for e in self.endpoints if e.listener == listener), None)
 
 
 @dataclass(frozen=True)
@@ -105,6 +131,8 @@ class MetadataImage:
     # The registration epoch of each broker the controller has unfenced: it took the
     # broker's leaderships and ISR places of any earlier registration away first.
     unfenced: Mapping[int, int] = field(default_factory=dict)
+    # Salted and hashed (KIP-554): what SASL/SCRAM checks proofs against, never a password.
+    scram_credentials: Mapping[ScramCredentialKey, ScramCredential] = field(default_factory=dict)
 
     @cached_property
     def _topic_names_by_id(self) -> Mapping[uuid.UUID, str]:
@@ -128,3 +156,26 @@ class MetadataImage:
 
     def with_broker_configs(self, resource: str, configs: Mapping[str, str]) -> MetadataImage:
         return replace(self, broker_configs={**self.broker_configs, resource: dict(configs)})
+
+    def scram_credential(self, user: str, mechanism: ScramMechanism) -> ScramCredential | None:
+        """``user``'s credential for ``mechanism``: a ``ScramCredentialLookup`` for SASL/SCRAM."""
+        return self.scram_credentials.get((user, mechanism))
+
+    @cached_property
+    def scram_users(self) -> Mapping[str, tuple[ScramCredential, ...]]:
+        """Every user with a SCRAM credential, by name, each with their credentials in
+        mechanism order (SCRAM-SHA-256 first), as DescribeUserScramCredentials lists them."""
+        users: dict[str, list[ScramCredential]] = {}
+        for (user, _), credential in sorted(
+            self.scram_credentials.items(), key=lambda item: (item[0][0], item[0][1].wire_type)
+        ):
+            users.setdefault(user, []).append(credential)
+        return {user: tuple(credentials) for user, credentials in users.items()}
+
+    def with_scram_credentials(
+        self,
+        upsertions: Mapping[ScramCredentialKey, ScramCredential],
+        deletions: Collection[ScramCredentialKey],
+    ) -> MetadataImage:
+        kept = {k: v for k, v in self.scram_credentials.items() if k not in deletions}
+        return replace(self, scram_credentials={**kept, **upsertions})

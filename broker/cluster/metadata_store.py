@@ -11,7 +11,7 @@ import asyncio
 import json
 import os
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Protocol
@@ -20,9 +20,11 @@ from odradek.broker.cluster.metadata_image import (
     BrokerRegistration,
     MetadataImage,
     PartitionState,
+    ScramCredentialKey,
     TopicMetadata,
 )
 from odradek.broker.protocol.errors import ErrorCode, KafkaError
+from odradek.broker.security.scram_credential import ScramCredential
 
 PRODUCER_ID_BLOCK_SIZE = 1000
 Listener = Callable[[MetadataImage, MetadataImage], None]
@@ -81,6 +83,17 @@ class MetadataStore(Protocol):
         """Reserve ``count`` producer ids; returns the first."""
         ...
 
+    async def alter_scram_credentials(
+        self,
+        upsertions: Mapping[ScramCredentialKey, ScramCredential],
+        deletions: Collection[ScramCredentialKey],
+    ) -> bool:
+        """Store ``upsertions`` and remove ``deletions`` at once, as Kafka's controller
+        applies one AlterUserScramCredentials; False, writing nothing, if a credential to
+        remove is gone or has changed since the image (the caller decides again on the
+        newer image)."""
+        ...
+
     def subscribe(self, listener: Listener) -> None:
         """Call ``listener(old, new)`` after every change of the image."""
         ...
@@ -102,6 +115,7 @@ class EmbeddedMetadataStore:
             brokers={broker.node_id: broker},
             topics={item["name"]: TopicMetadata.from_json(item) for item in data.get("topics", [])},
             broker_configs=data.get("broker_configs", {}),
+            scram_credentials=dict(map(_decode_scram, data.get("scram_credentials", []))),
             # no controller fences the only broker: it is unfenced from the start
             unfenced={broker.node_id: broker.epoch},
         )
@@ -153,6 +167,16 @@ class EmbeddedMetadataStore:
         self._apply(self._image.with_topic(replace(current, partitions=tuple(partitions))))
         return True
 
+    async def alter_scram_credentials(
+        self,
+        upsertions: Mapping[ScramCredentialKey, ScramCredential],
+        deletions: Collection[ScramCredentialKey],
+    ) -> bool:
+        if not all(key in self._image.scram_credentials for key in deletions):
+            return False
+        self._apply(self._image.with_scram_credentials(upsertions, deletions))
+        return True
+
     async def reserve_producer_ids(self, count: int) -> int:
         first = self._next_producer_id
         self._next_producer_id += count
@@ -170,11 +194,22 @@ class EmbeddedMetadataStore:
             "next_producer_id": self._next_producer_id,
             "topics": [topic.to_json() for topic in self._image.topics.values()],
             "broker_configs": {k: dict(v) for k, v in self._image.broker_configs.items()},
+            "scram_credentials": [
+                {"user": user, **json.loads(credential.to_json())}
+                for (user, _), credential in self._image.scram_credentials.items()
+            ],
         }
         self._path.parent.mkdir(parents=True, exist_ok=True)
         temporary = self._path.with_suffix(".tmp")
         with temporary.open("w") as file:
+            os.fchmod(file.fileno(), 0o600)  # SCRAM credentials: hashed, yet for no one else
             json.dump(data, file, indent=1)
             file.flush()
             os.fsync(file.fileno())
         os.replace(temporary, self._path)
+
+
+def _decode_scram(item: Mapping[str, object]) -> tuple[ScramCredentialKey, ScramCredential]:
+    """One credential of the file: its fields, and the user it belongs to."""
+    credential = ScramCredential.from_json(json.dumps(item))
+    return (str(item["user"]), credential.mechanism), credential

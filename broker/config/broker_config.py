@@ -11,7 +11,15 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from odradek.broker.config.definitions import BROKER_CONFIGS, ConfigError
-from odradek.broker.config.parsing import parse_values
+from odradek.broker.config.listeners import (
+    Listener,
+    SecurityProtocol,
+    advertised,
+    inter_broker_listener,
+    parse_listeners,
+    parse_protocol_map,
+)
+from odradek.broker.config.parsing import format_value, parse_values
 
 ENV_PREFIX = "ODRADEK_"
 _ALIASES = {"broker.id": "node.id", "log.dir": "log.dirs"}
@@ -24,17 +32,6 @@ class Address:
 
     def __str__(self) -> str:
         return f"{self.host}:{self.port}"
-
-
-def parse_listener(name: str, text: str) -> Address:
-    """Parse a Kafka listener, ``PLAINTEXT://host:port`` (the first of a list)."""
-    candidate = text.strip().split(",")[0]
-    scheme, separator, rest = candidate.partition("://")
-    if not separator:
-        raise ConfigError(f"{name}: {text!r} is not PLAINTEXT://host:port")
-    if scheme.upper() != "PLAINTEXT":
-        raise ConfigError(f"{name}: only PLAINTEXT listeners are supported, got {text!r}")
-    return parse_host_port(name, rest)
 
 
 def parse_host_port(name: str, text: str) -> Address:
@@ -120,8 +117,7 @@ class BrokerConfig:
         text.update(overrides or {})
         text = {_ALIASES.get(key, key): value for key, value in text.items()}
         config = cls(parse_values(BROKER_CONFIGS, text))
-        config.listener  # noqa: B018 - validates the addresses now, not at first use
-        config.advertised_listener  # noqa: B018
+        config.inter_broker_listener  # noqa: B018 - validates the listeners now, not at first use
         config.http_listener  # noqa: B018
         return config
 
@@ -187,16 +183,40 @@ class BrokerConfig:
         """The first log directory, which also holds the broker's own state."""
         return self.log_dirs[0]
 
-    @property
-    def listener(self) -> Address:
-        return parse_listener("listeners", str(self.get("listeners")))
+    def listener_value(self, listener: Listener, name: str) -> object:
+        """``name`` as ``listener`` sees it: its own ``listener.name.<l>.<name>`` where set."""
+        own = listener.config_prefix + name
+        for _, layer in self._layers():
+            if own in layer:
+                return layer[own]
+        return self.get(name)
+
+    def listener_str(self, listener: Listener, name: str) -> str | None:
+        value = self.listener_value(listener, name)
+        return None if value is None else format_value(value)
 
     @property
-    def advertised_listener(self) -> Address:
-        advertised = self.get_str("advertised.listeners")
-        if advertised is None:
-            return self.listener
-        return parse_listener("advertised.listeners", advertised)
+    def protocol_map(self) -> dict[str, SecurityProtocol]:
+        return parse_protocol_map(str(self.get("listener.security.protocol.map")))
+
+    @property
+    def listeners(self) -> list[Listener]:
+        """The listeners to bind (``listeners``)."""
+        return parse_listeners("listeners", str(self.get("listeners")), self.protocol_map)
+
+    @property
+    def advertised_listeners(self) -> list[Listener]:
+        """What each listener tells clients (``advertised.listeners``, else ``listeners``)."""
+        return advertised(self.listeners, self.get_str("advertised.listeners"), self.protocol_map)
+
+    @property
+    def inter_broker_listener(self) -> Listener:
+        """The advertised listener other brokers reach this one on."""
+        return inter_broker_listener(
+            self.advertised_listeners,
+            self.get_str("inter.broker.listener.name"),
+            self.get_str("security.inter.broker.protocol"),
+        )
 
     @property
     def http_listener(self) -> Address:

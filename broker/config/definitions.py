@@ -25,6 +25,8 @@ class ConfigType(enum.IntEnum):
     LONG = 5
     DOUBLE = 6
     LIST = 7
+    CLASS = 8
+    PASSWORD = 9
 
 
 class ConfigError(ValueError):
@@ -100,6 +102,8 @@ class ConfigDef:
     # A broker key that AlterConfigs may change at run time: one of Kafka 4.x's dynamic
     # broker configs (dynamic_configs.py lists those Odradek refuses).
     dynamic: bool = False
+    # May be set for one listener as listener.name.<listener>.<name>, as in Kafka.
+    per_listener: bool = False
 
 
 def _defs(*items: ConfigDef) -> dict[str, ConfigDef]:
@@ -109,6 +113,148 @@ def _defs(*items: ConfigDef) -> dict[str, ConfigDef]:
 _COMPRESSION = ("uncompressed", "gzip", "snappy", "lz4", "zstd", "producer")
 _TIMESTAMP_TYPES = ("CreateTime", "LogAppendTime")
 DEFAULT_DATA_DIR = "~/.local/share/odradek/data"
+DEFAULT_PROTOCOL_MAP = "PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL"
+
+
+def _listener_key(
+    name: str,
+    kind: ConfigType,
+    default: object,
+    doc: str,
+    validator: Validator | None = None,
+    sensitive: bool = False,
+) -> ConfigDef:
+    return ConfigDef(name, kind, default, doc, validator, sensitive=sensitive, per_listener=True)
+
+
+# TLS and SASL, with Kafka's names; each may be set per listener (listener.name.<l>.<key>).
+SECURITY_CONFIGS = (
+    _listener_key(
+        "ssl.keystore.type", ConfigType.STRING, "JKS",
+        "The key store's format: PEM or PKCS12 (JKS, Kafka's default, cannot be read).",
+    ),
+    _listener_key(
+        "ssl.keystore.location", ConfigType.STRING, None,
+        "The key store file: a PEM file holding the private key and certificate chain, or a"
+        " PKCS12 store. Reloaded when it changes (ssl.reload.check.interval.ms).",
+    ),
+    _listener_key(
+        "ssl.keystore.password", ConfigType.PASSWORD, None,
+        "The PKCS12 key store's password.", sensitive=True,
+    ),
+    _listener_key(
+        "ssl.key.password", ConfigType.PASSWORD, None,
+        "The password of an encrypted PEM private key.", sensitive=True,
+    ),
+    _listener_key(
+        "ssl.keystore.certificate.chain", ConfigType.PASSWORD, None,
+        "The certificate chain inline, in PEM (with ssl.keystore.type=PEM).", sensitive=True,
+    ),
+    _listener_key(
+        "ssl.keystore.key", ConfigType.PASSWORD, None,
+        "The private key inline, in PEM (with ssl.keystore.type=PEM).", sensitive=True,
+    ),
+    _listener_key(
+        "ssl.truststore.type", ConfigType.STRING, "JKS",
+        "The trust store's format: PEM or PKCS12.",
+    ),
+    _listener_key(
+        "ssl.truststore.location", ConfigType.STRING, None,
+        "The CA certificates client certificates are checked against (PEM or PKCS12);"
+        " reloaded when the file changes.",
+    ),
+    _listener_key(
+        "ssl.truststore.password", ConfigType.PASSWORD, None,
+        "The PKCS12 trust store's password.", sensitive=True,
+    ),
+    _listener_key(
+        "ssl.truststore.certificates", ConfigType.PASSWORD, None,
+        "The trusted CA certificates inline, in PEM.", sensitive=True,
+    ),
+    _listener_key(
+        "ssl.client.auth", ConfigType.STRING, "none",
+        "Whether clients must show a certificate: none, requested or required (mutual TLS).",
+        one_of("none", "requested", "required"),
+    ),
+    _listener_key(
+        "ssl.enabled.protocols", ConfigType.LIST, ["TLSv1.2", "TLSv1.3"],
+        "The TLS versions accepted: TLSv1.2 and TLSv1.3 (nothing older).",
+    ),
+    _listener_key(
+        "ssl.principal.mapping.rules", ConfigType.STRING, "DEFAULT",
+        "How a client certificate's distinguished name becomes a user name: Kafka's"
+        " RULE:pattern/replacement/[LU] list, or DEFAULT (the whole DN).",
+    ),
+    _listener_key(
+        "ssl.endpoint.identification.algorithm", ConfigType.STRING, "https",
+        "https: a broker checks the host name in the certificate of the broker it replicates"
+        " from; empty: it does not.",
+    ),
+    ConfigDef(
+        "ssl.reload.check.interval.ms", ConfigType.LONG, 10_000,
+        "How often TLS listeners look for changed key and trust store files (Odradek's own).",
+        at_least(100),
+    ),
+    _listener_key(
+        "sasl.enabled.mechanisms", ConfigType.LIST, ["GSSAPI"],
+        "The SASL mechanisms a SASL listener offers: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512,"
+        " OAUTHBEARER (GSSAPI, Kafka's default, is not supported).",
+    ),
+    ConfigDef(
+        "sasl.mechanism.inter.broker.protocol", ConfigType.STRING, "GSSAPI",
+        "The mechanism brokers log in to each other with on a SASL inter-broker listener.",
+    ),
+    _listener_key(
+        "sasl.jaas.config", ConfigType.PASSWORD, None,
+        "Kafka's JAAS login for a mechanism, usually as"
+        " listener.name.<l>.<mechanism>.sasl.jaas.config: PlainLoginModule's user_<name>"
+        " options are the PLAIN users; username/password are what this broker logs in with.",
+        sensitive=True,
+    ),
+    _listener_key(
+        "sasl.plain.users.file", ConfigType.STRING, None,
+        "A file of name=password lines: the PLAIN users, besides the JAAS user_ options"
+        " (Odradek's own).",
+    ),
+    _listener_key(
+        "connections.max.reauth.ms", ConfigType.LONG, 0,
+        "A SASL session's longest life before the client must re-authenticate (KIP-368);"
+        " 0: no limit but the credential's own expiry.",
+        at_least(0),
+    ),
+    _listener_key(
+        "sasl.server.max.receive.size", ConfigType.INT, 524_288,
+        "The largest SASL token accepted before authentication.", at_least(1),
+    ),
+    _listener_key(
+        "sasl.oauthbearer.jwks.endpoint.url", ConfigType.STRING, None,
+        "Where OAUTHBEARER tokens' signing keys are: an https, http or file URL of a JWKS.",
+    ),
+    _listener_key(
+        "sasl.oauthbearer.jwks.endpoint.refresh.ms", ConfigType.LONG, 3_600_000,
+        "How often the JWKS is fetched again.", at_least(1),
+    ),
+    _listener_key(
+        "sasl.oauthbearer.expected.audience", ConfigType.LIST, [],
+        "Audiences a token must name one of (empty: a token must not name one).",
+    ),
+    _listener_key(
+        "sasl.oauthbearer.expected.issuer", ConfigType.STRING, None,
+        "The issuer a token must come from (unset: any).",
+    ),
+    _listener_key(
+        "sasl.oauthbearer.sub.claim.name", ConfigType.STRING, "sub",
+        "The claim naming the user.",
+    ),
+    _listener_key(
+        "sasl.oauthbearer.scope.claim.name", ConfigType.STRING, "scope",
+        "The claim holding the token's scopes.",
+    ),
+    _listener_key(
+        "sasl.oauthbearer.clock.skew.seconds", ConfigType.INT, 30,
+        "Clock difference allowed when checking exp, iat and nbf.", at_least(0),
+    ),
+)  # fmt: skip
 
 BROKER_CONFIGS = _defs(
     ConfigDef("node.id", ConfigType.INT, 0, "This broker's id.", at_least(0)),
@@ -116,14 +262,37 @@ BROKER_CONFIGS = _defs(
         "listeners",
         ConfigType.STRING,
         "PLAINTEXT://127.0.0.1:9092",
-        "Where the Kafka protocol listens, as PLAINTEXT://host:port.",
+        "Where the Kafka protocol listens: NAME://host:port, comma-separated; each NAME's"
+        " security protocol comes from listener.security.protocol.map. An empty host binds"
+        " every interface.",
     ),
     ConfigDef(
         "advertised.listeners",
         ConfigType.STRING,
         None,
-        "The address clients are told to use; defaults to listeners.",
+        "What clients are told to use, per listener (NAME://host:port); defaults to listeners.",
     ),
+    ConfigDef(
+        "listener.security.protocol.map",
+        ConfigType.STRING,
+        DEFAULT_PROTOCOL_MAP,
+        "Each listener name's security protocol: NAME:PLAINTEXT|SSL|SASL_PLAINTEXT|SASL_SSL.",
+    ),
+    ConfigDef(
+        "inter.broker.listener.name",
+        ConfigType.STRING,
+        None,
+        "The listener brokers reach each other on (replication, controlled shutdown);"
+        " by default the one using security.inter.broker.protocol.",
+    ),
+    ConfigDef(
+        "security.inter.broker.protocol",
+        ConfigType.STRING,
+        None,
+        "The security protocol of the inter-broker listener when"
+        " inter.broker.listener.name is not set (PLAINTEXT if neither is).",
+    ),
+    *SECURITY_CONFIGS,
     ConfigDef(
         "log.dirs",
         ConfigType.STRING,

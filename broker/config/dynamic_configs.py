@@ -15,10 +15,14 @@ from collections.abc import Mapping
 from odradek.broker.config.definitions import BROKER_CONFIGS, ConfigError
 from odradek.broker.config.parsing import parse_values
 
-_SECURITY = "Odradek listens on PLAINTEXT only: TLS and SASL are not implemented yet"
+_SECURITY = (
+    "Odradek's TLS and SASL settings are static: a TLS listener reloads its key and trust "
+    "stores by itself when their files change; change the rest in the broker's static "
+    "configuration and restart it"
+)
 _LISTENERS = (
-    "Odradek binds its one PLAINTEXT listener when it starts: change listeners in the "
-    "broker's static configuration and restart it"
+    "Odradek binds its listeners when it starts: change them in the broker's static "
+    "configuration and restart it"
 )
 _TIERED = "Odradek has no tiered storage"
 _THREADS = "Odradek serves a broker on one asyncio event loop: it has no such thread pool to size"

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 
 from odradek.broker.config.definitions import ConfigDef, ConfigError, ConfigType
 
+LISTENER_PREFIX = "listener.name."
+JAAS_SUFFIX = ".sasl.jaas.config"
 _INTEGER_RANGES = {
     ConfigType.SHORT: (-(2**15), 2**15 - 1),
     ConfigType.INT: (-(2**31), 2**31 - 1),
@@ -62,8 +65,22 @@ def parse_values(
     """Parse a mapping of text values; an unknown key is an error naming it."""
     parsed: dict[str, object] = {}
     for name, text in values.items():
-        definition = definitions.get(name)
+        definition = definition_of(definitions, name)
         if definition is None:
             raise ConfigError(f"{name}: unknown configuration key")
-        parsed[name] = parse_value(definition, text)
+        parsed[name] = parse_value(replace(definition, name=name), text)
     return parsed
+
+
+def definition_of(definitions: Mapping[str, ConfigDef], name: str) -> ConfigDef | None:
+    """The definition of ``name``, also for one listener's own value of a per-listener key
+    (``listener.name.<listener>.<key>``, and ``...<mechanism>.sasl.jaas.config``), as Kafka
+    accepts them."""
+    found = definitions.get(name)
+    if found is not None or not name.startswith(LISTENER_PREFIX):
+        return found
+    key = name[len(LISTENER_PREFIX) :].partition(".")[2]
+    if key.endswith(JAAS_SUFFIX) and key.count(".") == JAAS_SUFFIX.count("."):
+        key = JAAS_SUFFIX[1:]  # listener.name.<l>.<mechanism>.sasl.jaas.config
+    found = definitions.get(key)
+    return found if found is not None and found.per_listener else None

@@ -47,6 +47,8 @@ class Request:
     body: Any  # the kio request entity of header.api_version
     size: int
     client_host: str = ""  # "/<peer address>" as Kafka shows it (DescribeGroups)
+    listener_name: str = ""  # the listener it arrived on: Metadata answers with its endpoints
+    principal: str = "User:ANONYMOUS"  # who sent it (TLS certificate or SASL login)
 
 
 def read_header(frame: bytes, flexible: bool | None = None) -> RequestHeader:
@@ -73,7 +75,12 @@ def is_flexible_request(api_key: int, api_version: int) -> bool:
     return bool(schema.__header_schema__.__flexible__)
 
 
-def decode_request(frame: bytes, client_host: str = "") -> Request:
+def decode_request(
+    frame: bytes,
+    client_host: str = "",
+    listener_name: str = "",
+    principal: str = "User:ANONYMOUS",
+) -> Request:
     """Decode a whole frame (without its size prefix) whose API/version is supported."""
     header = read_header(frame)
     schema = request_schema(header.api_key, header.api_version)
@@ -86,7 +93,7 @@ def decode_request(frame: bytes, client_host: str = "") -> Request:
         body = _decode_ignoring_unknown_tags(schema, frame, header.body_offset)
     except Exception as error:  # kio's native reader raises several types
         raise MalformedRequest(f"cannot decode request: {error}") from None
-    return Request(header, body, len(frame), client_host)
+    return Request(header, body, len(frame), client_host, listener_name, principal)
 
 
 def _decode_ignoring_unknown_tags(schema: Any, frame: bytes, offset: int) -> Any:

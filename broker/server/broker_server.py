@@ -6,24 +6,32 @@ import asyncio
 import fcntl
 import logging
 import os
+import secrets
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
 from aiohttp import web
 
-from odradek.broker.cluster.metadata_image import BrokerRegistration, TopicMetadata
+from odradek.broker.cluster.metadata_image import (
+    BrokerEndpoint,
+    BrokerRegistration,
+    TopicMetadata,
+)
 from odradek.broker.cluster.metadata_store import EmbeddedMetadataStore, MetadataStore
 from odradek.broker.cluster.replica_manager import ReplicaManager
 from odradek.broker.config.broker_config import BrokerConfig
+from odradek.broker.config.definitions import ConfigError
 from odradek.broker.group.coordinator import GroupCoordinator
 from odradek.broker.group.group_config import GroupConfig
 from odradek.broker.group.group_metrics import GroupCollector
 from odradek.broker.group.group_partition import OFFSETS_TOPIC
 from odradek.broker.log.log_config import LogConfig
 from odradek.broker.log.log_manager import LogManager
-from odradek.broker.server.connection import Connection
+from odradek.broker.security.scram_credential import ScramCredential, ScramMechanism
 from odradek.broker.server.context import BrokerContext
 from odradek.broker.server.http_endpoints import build_http_app
+from odradek.broker.server.kafka_listeners import KafkaListeners
+from odradek.broker.server.listener_security import listener_security
 from odradek.broker.server.log_maintenance import CleanerCollector, LogMaintenance
 from odradek.broker.server.metrics import BrokerMetrics, PartitionSample
 from odradek.broker.server.producer_ids import ProducerIdAllocator
@@ -44,9 +52,10 @@ class BrokerServer:
         self.config = config
         self._ready = False
         self._lock_files: list[IO[str]] = []
-        self._kafka_server: asyncio.Server | None = None
+        self._kafka_listeners: KafkaListeners | None = None
+        # salts SCRAM's answers to unknown users alike on every listener of this broker
+        self._decoy_secret = secrets.token_bytes(32)
         self._http_runner: web.AppRunner | None = None
-        self._connections: set[asyncio.Task[None]] = set()
         self._maintenance: LogMaintenance | None = None
         self._logs: LogManager | None = None
         self._membership: ClusterMembership | None = None
@@ -58,9 +67,22 @@ class BrokerServer:
         for log_dir in config.log_dirs:
             log_dir.mkdir(parents=True, exist_ok=True)
             self._lock_files.append(_lock_data_dir(log_dir))
-        advertised = config.advertised_listener
+        inter_broker = config.inter_broker_listener
+        if config.get("etcd.endpoints") and inter_broker.security_protocol.value != "PLAINTEXT":
+            raise ConfigError(
+                f"inter.broker.listener.name: {inter_broker.name} uses"
+                f" {inter_broker.security_protocol.value}; brokers reach each other over"
+                " PLAINTEXT only so far: give them a PLAINTEXT listener of their own"
+            )
         registration = BrokerRegistration(
-            config.node_id, advertised.host, advertised.port, config.get_str("broker.rack")
+            config.node_id,
+            inter_broker.host,
+            inter_broker.port,
+            config.get_str("broker.rack"),
+            endpoints=tuple(
+                BrokerEndpoint(item.name, item.host, item.port)
+                for item in config.advertised_listeners
+            ),
         )
         log.info("loading logs from %s", ", ".join(map(str, config.log_dirs)))
         self._logs = LogManager(*config.log_dirs)
@@ -99,18 +121,23 @@ class BrokerServer:
         await self._http_runner.setup()
         http = config.http_listener
         await web.TCPSite(self._http_runner, http.host, http.port).start()
-        listener = config.listener
-        self._kafka_server = await asyncio.start_server(
-            self._on_connection, listener.host, listener.port, reuse_address=True
+        self._kafka_listeners = KafkaListeners(
+            self.context,
+            [
+                listener_security(config, listener, self._scram_credential, self._decoy_secret)
+                for listener in config.listeners
+            ],
+            config.get_int("ssl.reload.check.interval.ms") / 1000,
         )
+        await self._kafka_listeners.start()
         self._maintenance = LogMaintenance(self._logs, self.context_config)
         self._maintenance.start()
         self._ready = True
         log.info(
             "broker %d ready: Kafka on %s (advertised %s), HTTP on %s, data in %s",
             config.node_id,
-            listener,
-            advertised,
+            ", ".join(map(str, config.listeners)),
+            ", ".join(map(str, config.advertised_listeners)),
             http,
             ", ".join(map(str, config.log_dirs)),
         )
@@ -119,11 +146,8 @@ class BrokerServer:
         self._ready = False
         if self._membership is not None:
             await self._membership.controlled_shutdown()
-        if self._kafka_server is not None:
-            self._kafka_server.close()
-        for task in self._connections:
-            task.cancel()
-        await asyncio.gather(*self._connections, return_exceptions=True)
+        if self._kafka_listeners is not None:
+            await self._kafka_listeners.close()
         if self._maintenance is not None:
             await self._maintenance.stop()
         if self.context is not None:
@@ -168,19 +192,11 @@ class BrokerServer:
             for p in self.context.replicas
         ]
 
-    async def _on_connection(
-        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
-    ) -> None:
-        assert self.context is not None
-        task = asyncio.current_task()
-        assert task is not None
-        self._connections.add(task)
-        try:
-            await Connection(self.context, reader, writer).serve()
-        except asyncio.CancelledError:
-            pass  # shutting down; asyncio would log a cancelled connection task as an error
-        finally:
-            self._connections.discard(task)
+    def _scram_credential(self, user: str, mechanism: ScramMechanism) -> ScramCredential | None:
+        """SCRAM logins check the credentials in the coordination store."""
+        if self.context is None:
+            return None
+        return self.context.store.image.scram_credential(user, mechanism)
 
     def context_config(self) -> BrokerConfig:
         """The effective configuration (static values under dynamic ones)."""

@@ -28,10 +28,13 @@ from odradek.broker.protocol.framing import (
     read_header,
     response_schema,
 )
+from odradek.broker.security.principal import ANONYMOUS
 from odradek.broker.server.context import BrokerContext
 from odradek.broker.server.handlers import API_HANDLERS, is_supported
 from odradek.broker.server.handlers.api_versions import api_versions_body
-from odradek.broker.server.handlers.types import EncodedResponse
+from odradek.broker.server.handlers.types import EncodedResponse, Response
+from odradek.broker.server.listener_security import ListenerSecurity
+from odradek.broker.server.sasl_authenticator import SaslAuthenticator
 
 log = logging.getLogger(__name__)
 
@@ -40,9 +43,17 @@ _HEADER = struct.Struct(">ii")  # size, correlation id
 SENDFILE_THRESHOLD = 64 * 1024
 
 
+class ClosedAfterResponse(Exception):
+    """A response that ends the connection (a failed authentication) has been written."""
+
+
 class Connection:
     def __init__(
-        self, context: BrokerContext, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+        self,
+        context: BrokerContext,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+        security: ListenerSecurity,
     ) -> None:
         self._context = context
         self._reader = reader
@@ -51,6 +62,24 @@ class Connection:
         self._peer = writer.get_extra_info("peername")
         self._client_host = f"/{self._peer[0]}" if self._peer else ""
         self._api_metrics: dict[int, tuple[Counter, Histogram]] = {}
+        self._listener = security.listener.name
+        self._principal = str(ANONYMOUS)
+        if security.principal_mapper is not None:
+            certificate = writer.get_extra_info("peercert")
+            subject = certificate.get("subject") if certificate else None
+            self._principal = str(security.principal_mapper.principal(subject))
+        self._sasl = (
+            SaslAuthenticator(
+                security.sasl,
+                self._listener,
+                security.max_reauth_ms,
+                security.max_sasl_token_bytes,
+                context.metrics.authentications,
+                self._peer,
+            )
+            if security.sasl is not None
+            else None
+        )
 
     async def serve(self) -> None:
         metrics = self._context.metrics
@@ -59,13 +88,16 @@ class Connection:
             while True:
                 size_prefix = await self._reader.readexactly(4)
                 (size,) = _SIZE.unpack(size_prefix)
+                if self._sasl is not None and self._sasl.expects_raw_token:
+                    await self._serve_raw_token(size)
+                    continue
                 if not 12 <= size <= self._max_request_size:
                     raise MalformedRequest(
                         f"frame size {size} outside 12..{self._max_request_size} "
                         "(socket.request.max.bytes)"
                     )
                 await self._serve_frame(await self._reader.readexactly(size))
-        except (asyncio.IncompleteReadError, ConnectionError):
+        except (asyncio.IncompleteReadError, ConnectionError, ClosedAfterResponse):
             pass
         except MalformedRequest as error:
             metrics.malformed_frames.inc()
@@ -92,8 +124,22 @@ class Connection:
             )
             await self._write(encode_response(ApiKey.API_VERSIONS, 0, header.correlation_id, body))
             return
-        request = decode_request(frame, self._client_host)
-        response = await API_HANDLERS[header.api_key].handle(self._context, request)
+        sasl = self._sasl
+        if sasl is not None and not sasl.serves(header.api_key):
+            raise MalformedRequest(
+                f"{ApiKey(header.api_key).name} request on SASL listener {self._listener}"
+                " before authentication (or after the session expired)"
+            )
+        principal = sasl.principal if sasl is not None and sasl.principal else self._principal
+        request = decode_request(frame, self._client_host, self._listener, principal)
+        closes = False
+        response: Response
+        if sasl is not None and header.api_key == ApiKey.SASL_HANDSHAKE:
+            response, closes = sasl.handshake(request.body.mechanism, header.api_version)
+        elif sasl is not None and header.api_key == ApiKey.SASL_AUTHENTICATE:
+            response, closes = await sasl.authenticate(request.body.auth_bytes)
+        else:
+            response = await API_HANDLERS[header.api_key].handle(self._context, request)
         if isinstance(response, EncodedResponse):
             await self._write_chunks(request, response.chunks)
         elif isinstance(response, Mapping):
@@ -109,6 +155,20 @@ class Connection:
         requests, latency = self._request_metrics(header.api_key)
         requests.inc()
         latency.observe(time.perf_counter() - started)
+        if closes:
+            raise ClosedAfterResponse()
+
+    async def _serve_raw_token(self, size: int) -> None:
+        """A SASL token framed only by its size, as clients send them after SaslHandshake
+        v0; a failure closes the connection without an answer, as in Kafka."""
+        assert self._sasl is not None
+        if not 0 <= size <= self._sasl.max_token_bytes:
+            raise MalformedRequest(f"SASL token of {size} bytes (sasl.server.max.receive.size)")
+        response, closes = await self._sasl.authenticate(await self._reader.readexactly(size))
+        if closes:
+            raise ClosedAfterResponse()
+        answer = response["auth_bytes"]
+        await self._write(_SIZE.pack(len(answer)) + answer)
 
     def _request_metrics(self, api_key: int) -> tuple[Counter, Histogram]:
         """The metrics labelled with ``api_key``'s name, looked up once per connection."""

@@ -25,9 +25,14 @@ def current_leader(
 
 
 def leader_endpoints(
-    image: MetadataImage, leaders: Iterable[CurrentLeader | None]
+    image: MetadataImage, leaders: Iterable[CurrentLeader | None], listener: str
 ) -> list[NodeEndpoint]:
-    """The endpoints of the brokers named by ``leaders``, each once."""
+    """The endpoints on ``listener`` of the brokers named by ``leaders``, each once."""
     ids = sorted({leader.leader_id for leader in leaders if leader is not None})
-    registered = (image.brokers.get(node_id) for node_id in ids)
-    return [NodeEndpoint(b.node_id, b.host, b.port, b.rack) for b in registered if b is not None]
+    found = []
+    for node_id in ids:
+        broker = image.brokers.get(node_id)
+        endpoint = broker.endpoint(listener) if broker is not None else None
+        if broker is not None and endpoint is not None:
+            found.append(NodeEndpoint(node_id, endpoint.host, endpoint.port, broker.rack))
+    return found

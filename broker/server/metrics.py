@@ -81,4 +81,10 @@ class BrokerMetrics:
         self.malformed_frames = Counter(
             "odradek_malformed_frames", "Frames that could not be decoded", registry=self.registry
         )
+        self.authentications = Counter(
+            "odradek_authentications",
+            "SASL authentications and TLS handshakes by listener, mechanism and result",
+            ["listener", "mechanism", "result"],
+            registry=self.registry,
+        )
         self.registry.register(_LogCollector(partition_samples))

@@ -63,6 +63,9 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         asyncio.run(main())
+    except ConfigError as error:  # what only starting can check: TLS stores, JWKS, PLAIN users
+        print(f"odradek broker: invalid configuration: {error}", file=sys.stderr)
+        return 2
     except (DataDirInUse, OSError) as error:
         print(f"odradek broker: cannot start: {error}", file=sys.stderr)
         return 1

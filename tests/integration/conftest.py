@@ -61,6 +61,13 @@ def broker_factory(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrokerF
 
 
 @pytest.fixture(scope="module")
+def module_broker_factory(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrokerFactory]:
+    """Makes brokers (with settings of their own) shared by the tests of one module."""
+    with _broker_pool(tmp_path_factory.mktemp("module-brokers")) as make:
+        yield make
+
+
+@pytest.fixture(scope="module")
 def broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Broker]:
     """A running broker with default settings, shared by the tests of one module."""
     with _broker_pool(tmp_path_factory.mktemp("shared-broker")) as make:

@@ -70,6 +70,38 @@ BAD_VALUES = {
 }
 
 
+# Settings that only starting can check: each is refused with a sentence naming the key.
+BAD_SECURITY = {
+    "missing-key-store": (
+        ["listeners=PLAINTEXT://127.0.0.1:0,SSL://127.0.0.1:0", "ssl.keystore.type=PEM",
+         "ssl.keystore.location=/nonexistent/broker.pem"],
+        "listener SSL: ssl.keystore.location: /nonexistent/broker.pem: No such file or directory",
+    ),
+    "kafkas-default-mechanism": (
+        ["listeners=PLAINTEXT://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0"],
+        "sasl.enabled.mechanisms: listener SASL_PLAINTEXT offers GSSAPI; Odradek supports PLAIN,",
+    ),
+    "plain-without-users": (
+        ["listeners=PLAINTEXT://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0",
+         "sasl.enabled.mechanisms=PLAIN"],
+        "listener.name.sasl_plaintext.plain.sasl.jaas.config: listener SASL_PLAINTEXT offers PLAIN"
+        " but names no user",
+    ),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("case", sorted(BAD_SECURITY))
+def test_unusable_security_settings_stop_the_broker_naming_the_key(
+    tmp_path: Path, case: str
+) -> None:
+    settings, message = BAD_SECURITY[case]
+    args = [arg for setting in settings for arg in ("--set", setting)]
+    completed = run_broker_expecting_failure(tmp_path, args)
+    assert completed.returncode == 2, completed.stderr
+    assert f"odradek broker: invalid configuration: {message}" in completed.stderr
+    assert "Traceback" not in completed.stderr
+
+
 @pytest.mark.parametrize("case", sorted(BAD_VALUES))
 def test_bad_flag_value_exits_nonzero_naming_the_key(tmp_path: Path, case: str) -> None:
     key, value = BAD_VALUES[case]

@@ -561,7 +561,7 @@ def test_kafka_configs_sets_dynamic_broker_configs_per_broker_and_cluster_wide(
         in static.stderr
     )
     assert unsupported.returncode == 1 and (
-        "InvalidRequestException: ssl.keystore.location: Odradek listens on PLAINTEXT only"
+        "InvalidRequestException: ssl.keystore.location: Odradek's TLS and SASL settings are"
         in unsupported.stderr
     )
     assert every.splitlines()[0] == "All configs for broker 0 are:"

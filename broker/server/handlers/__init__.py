@@ -8,18 +8,21 @@ from odradek.broker.server.handlers import (
     alter_configs,
     alter_partition_reassignments,
     alter_replica_log_dirs,
+    alter_user_scram_credentials,
     api_versions,
     create_partitions,
     create_topics,
     delete_groups,
     delete_records,
     delete_topics,
+    describe_client_quotas,
     describe_cluster,
     describe_configs,
     describe_groups,
     describe_log_dirs,
     describe_producers,
     describe_topic_partitions,
+    describe_user_scram_credentials,
     elect_leaders,
     fetch,
     find_coordinator,
@@ -37,6 +40,7 @@ from odradek.broker.server.handlers import (
     offset_fetch,
     offset_for_leader_epoch,
     produce,
+    sasl,
     sync_group,
     update_features,
 )
@@ -74,8 +78,16 @@ API_HANDLERS: dict[int, ApiHandler] = {
     ApiKey.OFFSET_FETCH: ApiHandler(offset_fetch.handle, 1, 10),
     ApiKey.DESCRIBE_GROUPS: ApiHandler(describe_groups.handle, 0, 6),
     ApiKey.LIST_GROUPS: ApiHandler(list_groups.handle, 0, 5),
+    # served by the connection on SASL listeners (sasl_authenticator)
+    ApiKey.SASL_HANDSHAKE: ApiHandler(sasl.handle_handshake, 0, 1),
+    ApiKey.SASL_AUTHENTICATE: ApiHandler(sasl.handle_authenticate, 0, 2),
     ApiKey.DELETE_GROUPS: ApiHandler(delete_groups.handle, 0, 2),
     ApiKey.OFFSET_DELETE: ApiHandler(offset_delete.handle, 0, 0),
+    ApiKey.DESCRIBE_CLIENT_QUOTAS: ApiHandler(describe_client_quotas.handle, 0, 1),
+    ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS: ApiHandler(
+        describe_user_scram_credentials.handle, 0, 0
+    ),
+    ApiKey.ALTER_USER_SCRAM_CREDENTIALS: ApiHandler(alter_user_scram_credentials.handle, 0, 0),
     ApiKey.DESCRIBE_TOPIC_PARTITIONS: ApiHandler(describe_topic_partitions.handle, 0, 0),
 }
 

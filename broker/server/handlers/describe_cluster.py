@@ -50,12 +50,13 @@ async def handle(context: BrokerContext, request: Request) -> dict[str, Any]:
     response["brokers"] = [
         {
             "broker_id": b.node_id,
-            "host": b.host,
-            "port": b.port,
+            "host": ep.host,
+            "port": ep.port,
             "rack": b.rack,
             "is_fenced": b.node_id in fenced,
         }
         for b in image.brokers.values()
-        if with_fenced or b.node_id not in fenced
+        if (with_fenced or b.node_id not in fenced)
+        and (ep := b.endpoint(request.listener_name)) is not None
     ]
     return response

@@ -63,7 +63,7 @@ async def handle(context: BrokerContext, request: Request) -> EncodedResponse:
             context.metrics.bytes_out.labels(topic.name).inc(sent)
             context.metrics.records_out.labels(topic.name).inc(records.get(topic.name, 0))
     leaders = (partition.current_leader for topic in topics for partition in topic.partitions)
-    endpoints = leader_endpoints(context.store.image, leaders)
+    endpoints = leader_endpoints(context.store.image, leaders, request.listener_name)
     chunks = encode_fetch_response(version, topics, node_endpoints=endpoints)
     return EncodedResponse(chunks)
 

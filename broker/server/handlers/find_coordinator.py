@@ -23,7 +23,13 @@ async def handle(context: BrokerContext, request: Request) -> dict[str, Any]:
         if key_type != GROUP_KEY_TYPE:
             raise KafkaError(ErrorCode.invalid_request, f"unknown coordinator key type {key_type}")
         broker = await context.groups.find_coordinator(body.key)
-        return {"node_id": broker.node_id, "host": broker.host, "port": broker.port}
+        endpoint = broker.endpoint(request.listener_name)
+        if endpoint is None:
+            raise KafkaError(
+                ErrorCode.coordinator_not_available,
+                f"the coordinator has no listener {request.listener_name}",
+            )
+        return {"node_id": broker.node_id, "host": endpoint.host, "port": endpoint.port}
 
     failed = {"node_id": -1, "host": "", "port": -1}
     return {"throttle_time": 0, **await awaited_answer_or_error(answer, failed, "error_message")}

@@ -29,14 +29,11 @@ async def handle(context: BrokerContext, request: Request) -> dict[str, Any]:
     return {
         "throttle_time": 0,
         "error_code": ErrorCode.none,  # v13+ (KIP-1102): nothing asks for a re-bootstrap
+        # each broker's address on the listener this request came through, as in Kafka
         "brokers": [
-            {
-                "node_id": broker.node_id,
-                "host": broker.host,
-                "port": broker.port,
-                "rack": broker.rack,
-            }
+            {"node_id": broker.node_id, "host": ep.host, "port": ep.port, "rack": broker.rack}
             for broker in image.brokers.values()
+            if (ep := broker.endpoint(request.listener_name)) is not None
         ],
         "cluster_id": image.cluster_id,
         "controller_id": image.controller_id,

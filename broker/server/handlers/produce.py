@@ -55,7 +55,7 @@ async def handle(context: BrokerContext, request: Request) -> EncodedResponse | 
     if acks == 0:
         return None
     leaders = (partition.current_leader for topic in topics for partition in topic.partitions)
-    endpoints = leader_endpoints(context.store.image, leaders)
+    endpoints = leader_endpoints(context.store.image, leaders, request.listener_name)
     return EncodedResponse([encode_produce_response(version, topics, node_endpoints=endpoints)])
 
 

@@ -26,7 +26,7 @@ def test_flags_beat_environment_which_beats_the_file(tmp_path: Path) -> None:
 
 def test_defaults_apply_when_nothing_is_set() -> None:
     config = BrokerConfig.load(environ={})
-    assert str(config.listener) == "127.0.0.1:9092"
+    assert [str(item) for item in config.listeners] == ["PLAINTEXT://127.0.0.1:9092"]
     assert config.get("auto.create.topics.enable") is True
 
 
@@ -37,9 +37,9 @@ def test_defaults_apply_when_nothing_is_set() -> None:
         ("num.partitions", "0", "num.partitions: 0 is below the minimum 1"),
         ("log.segment.bytes", "-1", "log.segment.bytes"),
         ("auto.create.topics.enable", "maybe", "auto.create.topics.enable"),
-        ("listeners", "SSL://127.0.0.1:9093", "listeners: only PLAINTEXT"),
+        ("listeners", "SSL://127.0.0.1:9093", "no advertised listener uses PLAINTEXT"),
         ("listeners", "nonsense", "listeners"),
-        ("listeners", "127.0.0.1:9092", "listeners: '127.0.0.1:9092' is not PLAINTEXT"),
+        ("listeners", "127.0.0.1:9092", "listeners: '127.0.0.1:9092' is not NAME://host:port"),
         ("listeners", "PLAINTEXT://127.0.0.1:99999", "listeners"),
         ("http.listener", "127.0.0.1", "http.listener"),
         ("no.such.key", "1", "no.such.key: unknown configuration key"),

@@ -1,0 +1,1 @@
+"""Kafka's security model: SASL mechanisms, credentials and the authorizer."""
