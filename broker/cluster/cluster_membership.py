@@ -11,8 +11,10 @@ from collections.abc import Callable
 from odradek.broker.cluster.controller import Controller
 from odradek.broker.cluster.etcd_client import EtcdClient, EtcdError
 from odradek.broker.cluster.etcd_store import EtcdMetadataStore
+from odradek.broker.cluster.etcd_tls import etcd_tls
 from odradek.broker.cluster.leader_election import NO_LEADER
 from odradek.broker.cluster.metadata_image import BrokerRegistration
+from odradek.broker.cluster.peer_security import inter_broker_security
 from odradek.broker.cluster.replica_fetcher import FetcherSettings, ReplicaFetcherManager
 from odradek.broker.cluster.replica_manager import ReplicaManager
 from odradek.broker.cluster.replication_quota import (
@@ -37,8 +39,12 @@ class ClusterMembership:
         self._node_id = registration.node_id
         self._replicas = replicas
         session_s = max(1, round(config.get_int("broker.session.timeout.ms") / 1000))
+        tls = etcd_tls(config)
         self.store = EtcdMetadataStore(
-            EtcdClient(endpoints), str(config.get("cluster.name")), registration, session_s
+            EtcdClient(endpoints, tls=tls.current if tls is not None else None),
+            str(config.get("cluster.name")),
+            registration,
+            session_s,
         )
         self.fetchers = ReplicaFetcherManager(
             FetcherSettings(
@@ -54,6 +60,7 @@ class ClusterMembership:
                 throttled=lambda key: throttled_replica(
                     self.store.image, key, registration.node_id, FOLLOWER_THROTTLED_REPLICAS
                 ),
+                security=inter_broker_security(config),
             ),
             replicas.find,
         )

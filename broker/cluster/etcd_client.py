@@ -5,6 +5,8 @@ Odradek needs only ranges, puts, deletes, transactions (compare-and-set),
 leases and watches, which the gateway covers; speaking it with aiohttp (already
 the broker's HTTP library) avoids a gRPC stack and a client library that lags
 etcd. Keys and values are base64 in the JSON, and 64-bit numbers are strings.
+https endpoints use the TLS context ``tls`` gives (asked on every call, so a
+certificate replaced on disk serves the next connection).
 """
 
 from __future__ import annotations
@@ -12,7 +14,8 @@ from __future__ import annotations
 import base64
 import json
 import logging
-from collections.abc import AsyncIterator, Sequence
+import ssl
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -79,12 +82,22 @@ def delete_op(key: str, prefix: bool = False) -> dict[str, Any]:
 
 
 class EtcdClient:
-    def __init__(self, endpoints: Sequence[str], timeout: float = 5.0) -> None:
+    def __init__(
+        self,
+        endpoints: Sequence[str],
+        timeout: float = 5.0,
+        tls: Callable[[], ssl.SSLContext] | None = None,
+    ) -> None:
         if not endpoints:
             raise ValueError("etcd needs at least one endpoint")
         self._endpoints = [e if "://" in e else f"http://{e}" for e in endpoints]
         self._timeout = aiohttp.ClientTimeout(total=timeout)
         self._session: aiohttp.ClientSession | None = None
+        self._tls = tls
+
+    def _ssl(self) -> ssl.SSLContext | bool:
+        """aiohttp's ``ssl``: our context, or True (its default checks) without one."""
+        return self._tls() if self._tls is not None else True
 
     async def close(self) -> None:
         if self._session is not None:
@@ -155,7 +168,10 @@ class EtcdClient:
         url = self._endpoints[0] + "/v3/watch"
         try:
             async with session.post(
-                url, json=request, timeout=aiohttp.ClientTimeout(total=None, sock_read=None)
+                url,
+                json=request,
+                timeout=aiohttp.ClientTimeout(total=None, sock_read=None),
+                ssl=self._ssl(),
             ) as response:
                 async for line in response.content:
                     if not line.strip():
@@ -179,7 +195,7 @@ class EtcdClient:
         last_error: Exception | None = None
         for index, endpoint in enumerate(self._endpoints):
             try:
-                async with session.post(endpoint + path, json=body) as response:
+                async with session.post(endpoint + path, json=body, ssl=self._ssl()) as response:
                     reply: dict[str, Any] = await response.json(content_type=None)
                     if response.status != 200 or "error" in reply:
                         raise EtcdError(f"etcd {path}: {reply.get('error', response.status)}")

@@ -6,7 +6,9 @@ liveness), ``controller`` (leased, created with a compare-and-set),
 ``partitions/<topic>/<p>`` (leader, leader epoch, ISR), ``unfenced/<id>`` (the
 registration of that broker the controller has unfenced), ``configs/<resource>``
 (dynamic broker configs), ``scram/<mechanism>/<user>`` (SCRAM credentials; the user
-name percent-encoded, as Kafka encoded it in ZooKeeper paths), ``producer_ids`` and
+name percent-encoded, as Kafka encoded it in ZooKeeper paths), ``acls/<digest>`` (one
+ACL binding each, named by a digest of it), ``quotas/<entity>`` (client quotas, e.g.
+``quotas/client-id=app&user``: a type without a name is its default), ``producer_ids`` and
 ``cluster_id``. Every broker keeps a local image of it, fed by one watch; every write
 of partition state is a compare-and-set on the revision the image was built from.
 """
@@ -15,8 +17,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import json
 import logging
+import secrets
 import uuid
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import replace
@@ -43,6 +47,13 @@ from odradek.broker.cluster.metadata_image import (
 )
 from odradek.broker.cluster.metadata_store import ImageSubscribers, Listener
 from odradek.broker.protocol.errors import ErrorCode, KafkaError
+from odradek.broker.security.acl_model import AclBinding
+from odradek.broker.security.client_quota import (
+    QuotaEntity,
+    QuotaValues,
+    decode_client_quota,
+    encode_client_quota,
+)
 from odradek.broker.security.scram_credential import ScramCredential, ScramMechanism
 
 log = logging.getLogger(__name__)
@@ -73,10 +84,11 @@ class EtcdMetadataStore:
 
     async def start(self) -> None:
         """Register this broker (leased) and load the image; the watch keeps it current."""
-        await self._client.txn(
-            [key_absent(self._key("cluster_id"))],
-            [put_op(self._key("cluster_id"), uuid.uuid4().hex[:22].encode())],
-        )
+        for key, value in (
+            ("cluster_id", uuid.uuid4().hex[:22].encode()),
+            ("scram_decoy_secret", secrets.token_bytes(32)),
+        ):
+            await self._client.txn([key_absent(self._key(key))], [put_op(self._key(key), value)])
         if not await self._register():
             raise KafkaError(
                 ErrorCode.inconsistent_cluster_id,
@@ -198,6 +210,43 @@ class EtcdMetadataStore:
         )
         return True
 
+    async def alter_acls(
+        self, additions: Collection[AclBinding], deletions: Collection[AclBinding]
+    ) -> None:
+        ops = [put_op(self._acl_key(b), json.dumps(b.to_json()).encode()) for b in additions]
+        ops += [delete_op(self._acl_key(binding)) for binding in deletions]
+        if ops:
+            await self._client.txn([], ops)
+        await self._wait_for(
+            lambda image: image.acls.issuperset(additions) and image.acls.isdisjoint(deletions)
+        )
+
+    async def alter_client_quotas(
+        self, changes: Mapping[QuotaEntity, QuotaValues], expected: MetadataImage
+    ) -> bool:
+        compares, ops = [], []
+        for entity, values in changes.items():
+            key = self._client_quota_key(entity)
+            kv = self._kvs.get(key)
+            stored = decode_client_quota(json.loads(kv.value))[1] if kv is not None else None
+            if stored != expected.client_quotas.get(entity):
+                return False
+            compares.append(unchanged_since(key, kv.mod_revision) if kv else key_absent(key))
+            if values:
+                ops.append(put_op(key, json.dumps(encode_client_quota(entity, values)).encode()))
+            elif kv is not None:
+                ops.append(delete_op(key))
+        if not await self._client.txn(compares, ops):
+            # Another broker changed one first: once the watch shows it, the caller decides again.
+            await self._wait_for(lambda image: image.client_quotas != expected.client_quotas)
+            return False
+        await self._wait_for(
+            lambda image: all(
+                image.client_quotas.get(entity, {}) == values for entity, values in changes.items()
+            )
+        )
+        return True
+
     async def add_partitions(self, name: str, partitions: tuple[PartitionState, ...]) -> None:
         topic = self._existing_topic(name)
         updated = replace(topic, partitions=topic.partitions + partitions)
@@ -307,6 +356,18 @@ class EtcdMetadataStore:
     def _scram_key(self, user: str, mechanism: ScramMechanism) -> str:
         return self._key(f"scram/{mechanism.value}/{quote(user, safe='')}")
 
+    def _client_quota_key(self, entity: QuotaEntity) -> str:
+        """``quotas/user=<name>&client-id`` (a type without a name is its default)."""
+        parts = (
+            kind if name is None else f"{kind}={quote(name, safe='')}" for kind, name in entity
+        )
+        return self._key(f"quotas/{'&'.join(parts)}")
+
+    def _acl_key(self, binding: AclBinding) -> str:
+        """One key per binding, named by a digest of it: adding it twice keeps one."""
+        canonical = json.dumps(binding.to_json(), sort_keys=True).encode()
+        return self._key(f"acls/{hashlib.sha256(canonical).hexdigest()[:32]}")
+
     def _partition_key(self, topic: str, partition: int) -> str:
         return self._key(f"partitions/{topic}/{partition}")
 
@@ -373,7 +434,9 @@ def _image_from(prefix: str, kvs: dict[str, KeyValue]) -> MetadataImage:
     configs: dict[str, dict[str, str]] = {}
     unfenced: dict[int, int] = {}
     scram: dict[ScramCredentialKey, ScramCredential] = {}
-    cluster_id, controller = "", NO_CONTROLLER
+    acls: set[AclBinding] = set()
+    quotas: dict[QuotaEntity, QuotaValues] = {}
+    cluster_id, controller, decoy_secret = "", NO_CONTROLLER, b""
     for key, kv in kvs.items():
         path = key[len(prefix) :].split("/")
         data = kv.value
@@ -401,10 +464,17 @@ def _image_from(prefix: str, kvs: dict[str, KeyValue]) -> MetadataImage:
             configs[path[1]] = json.loads(data)
         elif path[0] == "scram":
             scram[(unquote(path[2]), ScramMechanism(path[1]))] = ScramCredential.from_json(data)
+        elif path[0] == "quotas":
+            entity, values = decode_client_quota(json.loads(data))
+            quotas[entity] = values
+        elif path[0] == "acls":
+            acls.add(AclBinding.from_json(json.loads(data)))
         elif path[0] == "controller":
             controller = json.loads(data)["node_id"]
         elif path[0] == "cluster_id":
             cluster_id = data.decode()
+        elif path[0] == "scram_decoy_secret":
+            decoy_secret = data
     image_topics = {}
     for name, item in topics.items():
         partitions = []
@@ -421,7 +491,16 @@ def _image_from(prefix: str, kvs: dict[str, KeyValue]) -> MetadataImage:
             item.get("internal", False),
         )
     return MetadataImage(
-        cluster_id, controller, brokers, image_topics, configs, unfenced, scram_credentials=scram
+        cluster_id,
+        controller,
+        brokers,
+        image_topics,
+        configs,
+        unfenced,
+        scram_credentials=scram,
+        acls=frozenset(acls),
+        client_quotas=quotas,
+        scram_decoy_secret=decoy_secret,
     )
 
 

@@ -9,6 +9,8 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any
 
+from odradek.broker.security.acl_model import AclBinding
+from odradek.broker.security.client_quota import QuotaEntity, QuotaValues
 from odradek.broker.security.scram_credential import ScramCredential, ScramMechanism
 
 ScramCredentialKey = tuple[str, ScramMechanism]
@@ -133,6 +135,13 @@ class MetadataImage:
     unfenced: Mapping[int, int] = field(default_factory=dict)
     # Salted and hashed (KIP-554): what SASL/SCRAM checks proofs against, never a password.
     scram_credentials: Mapping[ScramCredentialKey, ScramCredential] = field(default_factory=dict)
+    # Shared by every broker, never sent to a client: salts SCRAM's answers to unknown users
+    # alike on each broker, so comparing brokers tells no one which users exist.
+    scram_decoy_secret: bytes = field(default=b"", repr=False)
+    # Kafka's ACL bindings (CreateAcls), which every broker's authorizer indexes.
+    acls: frozenset[AclBinding] = frozenset()
+    # Client quotas (KIP-546) by entity: AlterClientQuotas writes them, every broker enforces.
+    client_quotas: Mapping[QuotaEntity, QuotaValues] = field(default_factory=dict)
 
     @cached_property
     def _topic_names_by_id(self) -> Mapping[uuid.UUID, str]:
@@ -179,3 +188,13 @@ class MetadataImage:
     ) -> MetadataImage:
         kept = {k: v for k, v in self.scram_credentials.items() if k not in deletions}
         return replace(self, scram_credentials={**kept, **upsertions})
+
+    def with_acls(
+        self, additions: Collection[AclBinding], deletions: Collection[AclBinding]
+    ) -> MetadataImage:
+        return replace(self, acls=(self.acls - frozenset(deletions)) | frozenset(additions))
+
+    def with_client_quotas(self, changes: Mapping[QuotaEntity, QuotaValues]) -> MetadataImage:
+        """Each changed entity's new values; an entity left with none is removed."""
+        kept = {k: v for k, v in self.client_quotas.items() if k not in changes}
+        return replace(self, client_quotas={**kept, **{k: v for k, v in changes.items() if v}})

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import secrets
 import uuid
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import replace
@@ -24,6 +25,13 @@ from odradek.broker.cluster.metadata_image import (
     TopicMetadata,
 )
 from odradek.broker.protocol.errors import ErrorCode, KafkaError
+from odradek.broker.security.acl_model import AclBinding
+from odradek.broker.security.client_quota import (
+    QuotaEntity,
+    QuotaValues,
+    decode_client_quota,
+    encode_client_quota,
+)
 from odradek.broker.security.scram_credential import ScramCredential
 
 PRODUCER_ID_BLOCK_SIZE = 1000
@@ -94,6 +102,22 @@ class MetadataStore(Protocol):
         newer image)."""
         ...
 
+    async def alter_acls(
+        self, additions: Collection[AclBinding], deletions: Collection[AclBinding]
+    ) -> None:
+        """Store ``additions`` and remove ``deletions`` (CreateAcls, DeleteAcls); adding a
+        binding held already, or removing one gone already, changes nothing. Returns once
+        this broker's image shows the change."""
+        ...
+
+    async def alter_client_quotas(
+        self, changes: Mapping[QuotaEntity, QuotaValues], expected: MetadataImage
+    ) -> bool:
+        """Give each entity of ``changes`` its new values (none: remove it) at once, as
+        Kafka's controller applies one AlterClientQuotas; False, writing nothing, if one of
+        them changed since ``expected`` (the caller decides again on the newer image)."""
+        ...
+
     def subscribe(self, listener: Listener) -> None:
         """Call ``listener(old, new)`` after every change of the image."""
         ...
@@ -116,6 +140,11 @@ class EmbeddedMetadataStore:
             topics={item["name"]: TopicMetadata.from_json(item) for item in data.get("topics", [])},
             broker_configs=data.get("broker_configs", {}),
             scram_credentials=dict(map(_decode_scram, data.get("scram_credentials", []))),
+            acls=frozenset(map(AclBinding.from_json, data.get("acls", []))),
+            client_quotas=dict(map(decode_client_quota, data.get("client_quotas", []))),
+            scram_decoy_secret=bytes.fromhex(
+                data.get("scram_decoy_secret") or secrets.token_hex(32)
+            ),
             # no controller fences the only broker: it is unfenced from the start
             unfenced={broker.node_id: broker.epoch},
         )
@@ -177,6 +206,20 @@ class EmbeddedMetadataStore:
         self._apply(self._image.with_scram_credentials(upsertions, deletions))
         return True
 
+    async def alter_acls(
+        self, additions: Collection[AclBinding], deletions: Collection[AclBinding]
+    ) -> None:
+        self._apply(self._image.with_acls(additions, deletions))
+
+    async def alter_client_quotas(
+        self, changes: Mapping[QuotaEntity, QuotaValues], expected: MetadataImage
+    ) -> bool:
+        current = self._image.client_quotas
+        if any(current.get(entity) != expected.client_quotas.get(entity) for entity in changes):
+            return False
+        self._apply(self._image.with_client_quotas(changes))
+        return True
+
     async def reserve_producer_ids(self, count: int) -> int:
         first = self._next_producer_id
         self._next_producer_id += count
@@ -198,6 +241,12 @@ class EmbeddedMetadataStore:
                 {"user": user, **json.loads(credential.to_json())}
                 for (user, _), credential in self._image.scram_credentials.items()
             ],
+            "acls": [binding.to_json() for binding in self._image.acls],
+            "client_quotas": [
+                encode_client_quota(entity, values)
+                for entity, values in self._image.client_quotas.items()
+            ],
+            "scram_decoy_secret": self._image.scram_decoy_secret.hex(),
         }
         self._path.parent.mkdir(parents=True, exist_ok=True)
         temporary = self._path.with_suffix(".tmp")

@@ -13,13 +13,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import ssl
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from odradek.broker.cluster.metadata_image import MetadataImage
 from odradek.broker.cluster.partition import Partition, PartitionKey
-from odradek.broker.cluster.peer_connection import PeerConnection
+from odradek.broker.cluster.peer_connection import PeerAuthenticationFailed, PeerConnection
+from odradek.broker.cluster.peer_security import PLAINTEXT, PeerSecurity
 from odradek.broker.cluster.replication_quota import UNTHROTTLED, ReplicationQuota
 from odradek.broker.protocol.api_keys import ApiKey
 from odradek.broker.protocol.errors import ErrorCode
@@ -31,6 +33,8 @@ EPOCH_VERSION = 4
 RETRY_BACKOFF_S = 0.2
 WARN_EVERY = 50
 """Failures in a row between warnings: 10 s of retrying."""
+REFUSED_BACKOFF_MAX_S = 5.0
+"""A refused login or TLS handshake is retried ever more slowly, up to this."""
 _WAIT_FOR_METADATA = {
     ErrorCode.not_leader_or_follower,
     ErrorCode.fenced_leader_epoch,
@@ -49,6 +53,8 @@ class FetcherSettings:
     # broker's replica in follower.replication.throttled.replicas.
     quota: ReplicationQuota = field(default_factory=lambda: ReplicationQuota(lambda: UNTHROTTLED))
     throttled: Callable[[PartitionKey], bool] = lambda key: False
+    # The inter-broker listener's TLS and SASL.
+    security: PeerSecurity = PLAINTEXT
 
 
 class ReplicaFetcherManager:
@@ -121,7 +127,7 @@ class LeaderFetcher:
                 if connection is None or (connection.host, connection.port) != address:
                     if connection is not None:
                         connection.close()
-                    connection = PeerConnection(*address)
+                    connection = PeerConnection(*address, security=self._settings.security)
                 if self._to_truncate:
                     await self._truncate(connection)
                 await self._fetch(connection)
@@ -136,13 +142,20 @@ class LeaderFetcher:
                 if connection is not None:
                     connection.close()
                     connection = None
-                await asyncio.sleep(RETRY_BACKOFF_S)
+                refused = _refused(error)
+                await asyncio.sleep(
+                    min(RETRY_BACKOFF_S * 2 ** min(failures, 8), REFUSED_BACKOFF_MAX_S)
+                    if refused
+                    else RETRY_BACKOFF_S
+                )
 
     def _report(self, error: Exception, failures: int) -> None:
         """Losing the connection to a leader that went away is routine (debug); a failure of
-        another kind is a warning with its traceback, and so is every WARN_EVERY-th in a row."""
-        routine = isinstance(error, (OSError, asyncio.IncompleteReadError, TimeoutError))
-        if (not routine and failures == 1) or failures % WARN_EVERY == 0:
+        another kind is a warning with its traceback, and so is every WARN_EVERY-th in a row.
+        A refused login or TLS handshake is a warning at once, without a traceback."""
+        refused = _refused(error)
+        routine = refused or isinstance(error, (OSError, asyncio.IncompleteReadError, TimeoutError))
+        if ((not routine or refused) and failures == 1) or failures % WARN_EVERY == 0:
             log.warning(
                 "fetching from broker %d failed (%d in a row): %s",
                 self.leader,
@@ -269,3 +282,11 @@ class LeaderFetcher:
             return True
         log.warning("%s: fetch from broker %d failed: %s", key, self.leader, code.name)
         return True
+
+
+def _refused(error: Exception) -> bool:
+    """The leader refused this broker's login or TLS handshake (a connection cut short
+    during TLS is not a refusal)."""
+    if isinstance(error, (ssl.SSLEOFError, ssl.SSLZeroReturnError)):
+        return False
+    return isinstance(error, (PeerAuthenticationFailed, ssl.SSLError))

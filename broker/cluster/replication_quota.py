@@ -50,7 +50,7 @@ class RateMeter:
         self._clock = clock
         self._samples: deque[list[float]] = deque()  # [start, bytes], oldest first
 
-    def record(self, size: int) -> None:
+    def record(self, size: float) -> None:
         now = self._clock()
         self._expire(now)
         if not self._samples or now - self._samples[-1][0] >= self._sample_s:
@@ -65,6 +65,26 @@ class RateMeter:
         total = sum(size for _, size in self._samples)
         window = max(now - self._samples[0][0], (self._count - 1) * self._sample_s, 1e-3)
         return total / window
+
+    def measure(self) -> tuple[float, float]:
+        """(what the live samples hold, the window they span in seconds) as Kafka's
+        ``Rate.windowSize`` counts it for client quotas: the elapsed time since the oldest
+        sample, made up to at least ``samples - 1`` whole samples."""
+        now = self._clock()
+        self._expire(now)
+        minimum = (self._count - 1) * self._sample_s
+        if not self._samples:
+            return 0.0, max(minimum, 1e-3)
+        elapsed = now - self._samples[0][0]
+        whole = int(elapsed // self._sample_s)
+        if whole < self._count - 1:
+            elapsed += (self._count - 1 - whole) * self._sample_s
+        return sum(size for _, size in self._samples), max(elapsed, 1e-3)
+
+    def idle(self) -> bool:
+        """Nothing recorded in the window: the meter can be forgotten."""
+        self._expire(self._clock())
+        return not self._samples
 
     def _expire(self, now: float) -> None:
         while self._samples and now - self._samples[0][0] >= self._count * self._sample_s:

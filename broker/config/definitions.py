@@ -256,6 +256,46 @@ SECURITY_CONFIGS = (
     ),
 )  # fmt: skip
 
+# TLS to etcd (https:// etcd.endpoints), named after Kafka's zookeeper.ssl.* keys.
+ETCD_TLS_CONFIGS = (
+    ConfigDef(
+        "etcd.ssl.truststore.location", ConfigType.STRING, None,
+        "The CA certificates etcd's server certificate is checked against (PEM or PKCS12);"
+        " unset: the system's.",
+    ),
+    ConfigDef(
+        "etcd.ssl.truststore.type", ConfigType.STRING, "PEM", "PEM or PKCS12.",
+        one_of("PEM", "PKCS12"),
+    ),
+    ConfigDef(
+        "etcd.ssl.truststore.password", ConfigType.PASSWORD, None,
+        "The PKCS12 trust store's password.", sensitive=True,
+    ),
+    ConfigDef(
+        "etcd.ssl.keystore.location", ConfigType.STRING, None,
+        "The broker's client certificate for etcd (--client-cert-auth): a PEM file with the"
+        " private key and certificate chain, or a PKCS12 store. Reread when it changes.",
+    ),
+    ConfigDef(
+        "etcd.ssl.keystore.type", ConfigType.STRING, "PEM", "PEM or PKCS12.",
+        one_of("PEM", "PKCS12"),
+    ),
+    ConfigDef(
+        "etcd.ssl.keystore.password", ConfigType.PASSWORD, None,
+        "The PKCS12 key store's password.", sensitive=True,
+    ),
+    ConfigDef(
+        "etcd.ssl.key.password", ConfigType.PASSWORD, None,
+        "The password of an encrypted PEM private key.", sensitive=True,
+    ),
+    ConfigDef(
+        "etcd.ssl.endpoint.identification.algorithm", ConfigType.STRING, "https",
+        "https: the host name of an etcd endpoint must be in its certificate; empty: not"
+        " checked.",
+        one_of("https", ""),
+    ),
+)  # fmt: skip
+
 BROKER_CONFIGS = _defs(
     ConfigDef("node.id", ConfigType.INT, 0, "This broker's id.", at_least(0)),
     ConfigDef(
@@ -293,6 +333,26 @@ BROKER_CONFIGS = _defs(
         " inter.broker.listener.name is not set (PLAINTEXT if neither is).",
     ),
     *SECURITY_CONFIGS,
+    ConfigDef(
+        "authorizer.class.name",
+        ConfigType.STRING,
+        "",
+        "Turns ACL authorization on: Kafka's org.apache.kafka.metadata.authorizer."
+        "StandardAuthorizer or kafka.security.authorizer.AclAuthorizer (both mean the built-in"
+        " authorizer); empty: every request is allowed.",
+    ),
+    ConfigDef(
+        "super.users",
+        ConfigType.STRING,
+        "",
+        "Principals allowed everything, separated by semicolons (User:admin;User:CN=broker).",
+    ),
+    ConfigDef(
+        "allow.everyone.if.no.acl.found",
+        ConfigType.BOOLEAN,
+        False,
+        "Allow a request on a resource that no ACL covers at all (otherwise it is denied).",
+    ),
     ConfigDef(
         "log.dirs",
         ConfigType.STRING,
@@ -632,6 +692,7 @@ BROKER_CONFIGS = _defs(
         [],
         "etcd client URLs; empty runs a single broker on the embedded store.",
     ),
+    *ETCD_TLS_CONFIGS,
     ConfigDef(
         "cluster.name",
         ConfigType.STRING,
@@ -703,6 +764,35 @@ BROKER_CONFIGS = _defs(
         "list in follower.replication.throttled.replicas.",
         at_least(1),
         dynamic=True,
+    ),
+    ConfigDef(
+        "quota.window.num",
+        ConfigType.INT,
+        11,
+        "Samples over which client quotas (byte rates, request percentage) are measured.",
+        at_least(1),
+    ),
+    ConfigDef(
+        "quota.window.size.seconds",
+        ConfigType.INT,
+        1,
+        "Length of one client quota sample.",
+        at_least(1),
+    ),
+    ConfigDef(
+        "controller.quota.window.num",
+        ConfigType.INT,
+        11,
+        "Samples of the controller mutation quota: its token bucket holds this many"
+        " samples' worth of the rate.",
+        at_least(1),
+    ),
+    ConfigDef(
+        "controller.quota.window.size.seconds",
+        ConfigType.INT,
+        1,
+        "Length of one controller mutation quota sample.",
+        at_least(1),
     ),
     ConfigDef(
         "replication.quota.window.num",

@@ -61,6 +61,7 @@ def encode_fetch_response(
     error_code: int = 0,
     session_id: int = 0,
     node_endpoints: Sequence[NodeEndpoint] = (),
+    throttle_ms: int = 0,
 ) -> list[bytes | T]:
     """The response body as chunks; ``T`` items are the callers' record data, in place.
     ``node_endpoints`` (v16+) locate the leaders that partitions' ``current_leader`` name."""
@@ -68,9 +69,9 @@ def encode_fetch_response(
     chunks: list[bytes | T] = []
     out = bytearray()
     if version >= 7:
-        out += _TOP_V7.pack(0, error_code, session_id)
+        out += _TOP_V7.pack(throttle_ms, error_code, session_id)
     else:
-        out += _I32.pack(0)
+        out += _I32.pack(throttle_ms)
     out += array_length(len(topics), flexible)
     for topic in topics:
         if version >= TOPIC_IDS_FROM:

@@ -27,9 +27,9 @@ class UnsupportedSaslMechanism(KafkaError):
 class SaslServerMechanisms:
     """A mechanism is offered when what it checks against is given: PLAIN with a password
     verifier, the SCRAM mechanisms of ``scram_mechanisms`` with a credential lookup,
-    OAUTHBEARER with a token validator. ``unknown_user_secret`` salts SCRAM's answers to unknown users; give every
-    broker of a cluster the same one, or a client comparing brokers could tell real users
-    (same salt everywhere) from unknown ones."""
+    OAUTHBEARER with a token validator. ``unknown_user_secret`` salts SCRAM's answers to
+    unknown users; give every broker of a cluster the same one, or a client comparing
+    brokers could tell real users (same salt everywhere) from unknown ones."""
 
     plain: PasswordVerifier | None = None
     scram: ScramCredentialLookup | None = None

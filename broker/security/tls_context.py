@@ -107,18 +107,16 @@ def client_context(settings: TlsSettings, check_hostname: bool) -> ssl.SSLContex
     return context
 
 
-class ReloadingServerContext:
-    """The context a listener serves with. Each handshake switches to the newest context
-    (through the SNI callback, which runs before the certificate is chosen); ``reload``
-    builds a new one when a watched file changed, keeping the old one if the new files are
-    unusable (half-written during a rotation, say)."""
+class _WatchedContext:
+    """The newest context built from the settings' files: ``reload`` builds a new one when
+    a watched file changed, keeping the old one if the new files are unusable (half-written
+    during a rotation, say)."""
 
-    def __init__(self, settings: TlsSettings) -> None:
+    def __init__(self, settings: TlsSettings, build: Callable[[TlsSettings], ssl.SSLContext]):
         self._settings = settings
-        self._current = server_context(settings)
+        self._build = build
+        self._current = build(settings)
         self._fingerprint = _fingerprint(settings.watched_files)
-        self.context = server_context(settings)
-        self.context.sni_callback = self._switch
 
     def reload(self) -> bool:
         """Rebuild if a watched file changed; True when the newest context changed."""
@@ -126,7 +124,7 @@ class ReloadingServerContext:
         if fingerprint == self._fingerprint:
             return False
         try:
-            fresh = server_context(self._settings)
+            fresh = self._build(self._settings)
         except (TlsConfigError, OSError, ssl.SSLError) as error:
             log.warning("TLS files changed but cannot be loaded yet, keeping the old: %s", error)
             return False
@@ -136,10 +134,32 @@ class ReloadingServerContext:
         )
         return True
 
+
+class ReloadingServerContext(_WatchedContext):
+    """The context a listener serves with. Each handshake switches to the newest context
+    (through the SNI callback, which runs before the certificate is chosen)."""
+
+    def __init__(self, settings: TlsSettings) -> None:
+        super().__init__(settings, server_context)
+        self.context = server_context(settings)
+        self.context.sni_callback = self._switch
+
     def _switch(
         self, connection: ssl.SSLObject | ssl.SSLSocket, _: str | None, __: ssl.SSLContext
     ) -> None:
         connection.context = self._current
+
+
+class ReloadingClientContext(_WatchedContext):
+    """The context a broker connects to another with; a connection opened after its key or
+    trust store changed on disk uses the new files (a stat per connection, no timer)."""
+
+    def __init__(self, settings: TlsSettings, check_hostname: bool) -> None:
+        super().__init__(settings, lambda s: client_context(s, check_hostname))
+
+    def current(self) -> ssl.SSLContext:
+        self.reload()
+        return self._current
 
 
 def _restrict_protocols(context: ssl.SSLContext, enabled: tuple[str, ...]) -> None:

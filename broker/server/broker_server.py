@@ -6,7 +6,6 @@ import asyncio
 import fcntl
 import logging
 import os
-import secrets
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
@@ -20,7 +19,6 @@ from odradek.broker.cluster.metadata_image import (
 from odradek.broker.cluster.metadata_store import EmbeddedMetadataStore, MetadataStore
 from odradek.broker.cluster.replica_manager import ReplicaManager
 from odradek.broker.config.broker_config import BrokerConfig
-from odradek.broker.config.definitions import ConfigError
 from odradek.broker.group.coordinator import GroupCoordinator
 from odradek.broker.group.group_config import GroupConfig
 from odradek.broker.group.group_metrics import GroupCollector
@@ -28,6 +26,7 @@ from odradek.broker.group.group_partition import OFFSETS_TOPIC
 from odradek.broker.log.log_config import LogConfig
 from odradek.broker.log.log_manager import LogManager
 from odradek.broker.security.scram_credential import ScramCredential, ScramMechanism
+from odradek.broker.server.authorization import RequestAuthorization, authorizer_from_config
 from odradek.broker.server.context import BrokerContext
 from odradek.broker.server.http_endpoints import build_http_app
 from odradek.broker.server.kafka_listeners import KafkaListeners
@@ -53,8 +52,6 @@ class BrokerServer:
         self._ready = False
         self._lock_files: list[IO[str]] = []
         self._kafka_listeners: KafkaListeners | None = None
-        # salts SCRAM's answers to unknown users alike on every listener of this broker
-        self._decoy_secret = secrets.token_bytes(32)
         self._http_runner: web.AppRunner | None = None
         self._maintenance: LogMaintenance | None = None
         self._logs: LogManager | None = None
@@ -67,13 +64,8 @@ class BrokerServer:
         for log_dir in config.log_dirs:
             log_dir.mkdir(parents=True, exist_ok=True)
             self._lock_files.append(_lock_data_dir(log_dir))
+        authorizer = authorizer_from_config(config)  # an unknown class stops the start here
         inter_broker = config.inter_broker_listener
-        if config.get("etcd.endpoints") and inter_broker.security_protocol.value != "PLAINTEXT":
-            raise ConfigError(
-                f"inter.broker.listener.name: {inter_broker.name} uses"
-                f" {inter_broker.security_protocol.value}; brokers reach each other over"
-                " PLAINTEXT only so far: give them a PLAINTEXT listener of their own"
-            )
         registration = BrokerRegistration(
             config.node_id,
             inter_broker.host,
@@ -108,6 +100,10 @@ class BrokerServer:
         )
         if self._membership is not None:
             self._membership.effective_config = self.context_config
+        authorization = RequestAuthorization(authorizer, metrics.authorization_denials)
+        authorization.apply(None, store.image)
+        store.subscribe(authorization.apply)
+        self.context.authorization = authorization
         replicas.apply(None, store.image)
         store.subscribe(replicas.apply)
         groups.start()  # after the replicas: it loads the __consumer_offsets partitions they hold
@@ -124,7 +120,9 @@ class BrokerServer:
         self._kafka_listeners = KafkaListeners(
             self.context,
             [
-                listener_security(config, listener, self._scram_credential, self._decoy_secret)
+                listener_security(
+                    config, listener, self._scram_credential, store.image.scram_decoy_secret
+                )
                 for listener in config.listeners
             ],
             config.get_int("ssl.reload.check.interval.ms") / 1000,

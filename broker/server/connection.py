@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import ssl
 import struct
 import time
 from collections.abc import Mapping, Sequence
@@ -34,6 +35,7 @@ from odradek.broker.server.handlers import API_HANDLERS, is_supported
 from odradek.broker.server.handlers.api_versions import api_versions_body
 from odradek.broker.server.handlers.types import EncodedResponse, Response
 from odradek.broker.server.listener_security import ListenerSecurity
+from odradek.broker.server.request_throttling import throttled
 from odradek.broker.server.sasl_authenticator import SaslAuthenticator
 
 log = logging.getLogger(__name__)
@@ -63,6 +65,9 @@ class Connection:
         self._client_host = f"/{self._peer[0]}" if self._peer else ""
         self._api_metrics: dict[int, tuple[Counter, Histogram]] = {}
         self._listener = security.listener.name
+        # TLS cannot sendfile: asyncio's fallback would seek and read the segment's shared
+        # file object in a worker thread, racing every other reader of that segment.
+        self._tls = security.tls is not None
         self._principal = str(ANONYMOUS)
         if security.principal_mapper is not None:
             certificate = writer.get_extra_info("peercert")
@@ -91,9 +96,11 @@ class Connection:
                 if self._sasl is not None and self._sasl.expects_raw_token:
                     await self._serve_raw_token(size)
                     continue
-                if not 12 <= size <= self._max_request_size:
+                # 10: a header with an empty client id and an empty body, as Java's SASL
+                # authenticator sends ApiVersions v0 for an admin client without client.id
+                if not 10 <= size <= self._max_request_size:
                     raise MalformedRequest(
-                        f"frame size {size} outside 12..{self._max_request_size} "
+                        f"frame size {size} outside 10..{self._max_request_size} "
                         "(socket.request.max.bytes)"
                     )
                 await self._serve_frame(await self._reader.readexactly(size))
@@ -102,6 +109,8 @@ class Connection:
         except MalformedRequest as error:
             metrics.malformed_frames.inc()
             log.warning("closing connection from %s: %s", self._peer, error)
+        except ssl.SSLError as error:  # a record that does not decrypt, an alert, ...
+            log.warning("closing TLS connection from %s: %s", self._peer, error.reason or error)
         except Exception:
             log.exception("closing connection from %s after an unexpected error", self._peer)
         finally:
@@ -133,15 +142,18 @@ class Connection:
         principal = sasl.principal if sasl is not None and sasl.principal else self._principal
         request = decode_request(frame, self._client_host, self._listener, principal)
         closes = False
+        mute_ms = 0  # client quotas: how long not to read this connection after answering
         response: Response
         if sasl is not None and header.api_key == ApiKey.SASL_HANDSHAKE:
             response, closes = sasl.handshake(request.body.mechanism, header.api_version)
         elif sasl is not None and header.api_key == ApiKey.SASL_AUTHENTICATE:
             response, closes = await sasl.authenticate(request.body.auth_bytes)
         else:
-            response = await API_HANDLERS[header.api_key].handle(self._context, request)
+            handling = API_HANDLERS[header.api_key].handle(self._context, request)
+            response, mute_ms = await throttled(self._context.quotas, request, handling, started)
         if isinstance(response, EncodedResponse):
-            await self._write_chunks(request, response.chunks)
+            if response.chunks:
+                await self._write_chunks(request, response.chunks)
         elif isinstance(response, Mapping):
             schema = response_schema(header.api_key, header.api_version)
             await self._write(
@@ -157,6 +169,8 @@ class Connection:
         latency.observe(time.perf_counter() - started)
         if closes:
             raise ClosedAfterResponse()
+        if mute_ms:  # Kafka mutes the channel: the client's next request waits unread
+            await asyncio.sleep(mute_ms / 1000)
 
     async def _serve_raw_token(self, size: int) -> None:
         """A SASL token framed only by its size, as clients send them after SaslHandshake
@@ -201,6 +215,9 @@ class Connection:
                 self._writer.write(chunk)
             elif chunk.length < SENDFILE_THRESHOLD:
                 self._writer.write(self._read_region(chunk))
+            elif self._tls:  # positional reads (pread), flushed region by region
+                self._writer.write(self._read_region(chunk))
+                await self._writer.drain()
             else:
                 await self._writer.drain()
                 sent = await asyncio.get_running_loop().sendfile(

@@ -12,6 +12,8 @@ from odradek.broker.config.broker_config import BrokerConfig
 from odradek.broker.config.topic_config import TopicConfig, validate_topic_configs
 from odradek.broker.group.coordinator import GroupCoordinator
 from odradek.broker.protocol.errors import ErrorCode, KafkaError
+from odradek.broker.server.authorization import RequestAuthorization
+from odradek.broker.server.client_quota_manager import ClientQuotaManager
 from odradek.broker.server.metrics import BrokerMetrics
 from odradek.broker.server.producer_ids import ProducerIdAllocator
 
@@ -24,8 +26,12 @@ class BrokerContext:
     metrics: BrokerMetrics
     producer_ids: ProducerIdAllocator
     groups: GroupCoordinator
+    # who may do what (authorizer.class.name); off: everything is allowed
+    authorization: RequestAuthorization = field(default_factory=RequestAuthorization.off)
     # leader.replication.throttled.rate over the replicas topics list as throttled
     leader_quota: ReplicationQuota = field(init=False)
+    # client quotas (producer_byte_rate, ...) from the metadata image, measured here
+    quotas: ClientQuotaManager = field(init=False)
     # Resolved configs are cached against the immutable objects they came from.
     _config_cache: tuple[MetadataImage, BrokerConfig] | None = field(default=None, repr=False)
     _topic_configs: dict[str, tuple[TopicMetadata, BrokerConfig, TopicConfig]] = field(
@@ -37,6 +43,14 @@ class BrokerContext:
             lambda: self.config.get_int("leader.replication.throttled.rate"),
             self.static_config.get_int("replication.quota.window.num"),
             self.static_config.get_int("replication.quota.window.size.seconds"),
+        )
+        self.quotas = ClientQuotaManager(
+            lambda: self.store.image,
+            self.metrics.throttle_time,
+            self.static_config.get_int("quota.window.num"),
+            self.static_config.get_int("quota.window.size.seconds"),
+            self.static_config.get_int("controller.quota.window.num"),
+            self.static_config.get_int("controller.quota.window.size.seconds"),
         )
 
     @property

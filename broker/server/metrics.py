@@ -87,4 +87,16 @@ class BrokerMetrics:
             ["listener", "mechanism", "result"],
             registry=self.registry,
         )
+        self.authorization_denials = Counter(
+            "odradek_authorization_denials",
+            "Operations on a resource a request asked for and the authorizer denied",
+            ["resource_type"],
+            registry=self.registry,
+        )
+        self.throttle_time = Counter(
+            "odradek_throttle_time_seconds",
+            "Time clients were throttled for by client quotas, by quota type",
+            ["type"],
+            registry=self.registry,
+        )
         self.registry.register(_LogCollector(partition_samples))

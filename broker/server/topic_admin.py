@@ -10,6 +10,7 @@ from odradek.broker.cluster.topic_planning import plan_new_partitions, plan_topi
 from odradek.broker.config.definitions import ConfigError
 from odradek.broker.config.topic_config import validate_topic_configs
 from odradek.broker.protocol.errors import ErrorCode, KafkaError
+from odradek.broker.server.client_quota_manager import record_mutations
 from odradek.broker.server.context import BrokerContext
 
 log = logging.getLogger(__name__)
@@ -47,6 +48,7 @@ async def create_topic(
         {key: value for key, value in (configs or {}).items() if value is not None},
     )
     if not validate_only:
+        record_mutations(len(topic.partitions))
         await context.store.create_topic(topic)
         log.info(
             "created topic %s with %d partitions",
@@ -70,6 +72,7 @@ async def add_partitions(
         raise KafkaError(ErrorCode.unknown_topic_or_partition, f"no topic {name!r}")
     partitions = plan_new_partitions(context.store.image, topic, count, assignments)
     if not validate_only:
+        record_mutations(len(partitions))
         await context.store.add_partitions(name, partitions)
         log.info("topic %s now has %d partitions", name, count, extra={"topic": name})
 
@@ -77,5 +80,7 @@ async def add_partitions(
 async def delete_topic(context: BrokerContext, name: str) -> None:
     if not context.config.get_bool("delete.topic.enable"):
         raise KafkaError(ErrorCode.topic_deletion_disabled, "delete.topic.enable is false")
+    topic = context.store.image.topics.get(name)
+    record_mutations(len(topic.partitions) if topic is not None else 0)
     await context.store.delete_topic(name)
     log.info("deleted topic %s", name, extra={"topic": name})

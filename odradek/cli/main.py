@@ -14,6 +14,7 @@ class _Registrar(Protocol):
 
 def _registrars() -> list[_Registrar]:
     from odradek.cli import (
+        acl_command,
         broker_command,
         cluster_command,
         consume_command,
@@ -22,6 +23,7 @@ def _registrars() -> list[_Registrar]:
         mirror_command,
         produce_command,
         topic_command,
+        user_command,
     )
 
     return [
@@ -33,6 +35,8 @@ def _registrars() -> list[_Registrar]:
         group_command.register,
         cluster_command.register,
         mirror_command.register,
+        acl_command.register,
+        user_command.register,
     ]
 
 

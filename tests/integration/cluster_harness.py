@@ -6,8 +6,10 @@ optionally, rack. Faults: ``kill`` (SIGKILL), ``pause``/``resume``
 (SIGSTOP/SIGCONT), ``restart`` on the same data dir or an emptied one. State
 comes from Metadata (v12) sent to a broker that is running and not paused:
 brokers, controller, each partition's leader, replicas and ISR. ``wait_until``
-polls a condition with a bound. The fixtures (``etcd``, ``cluster_factory``)
-live in conftest.py and clean up every process and directory.
+polls a condition with a bound. A ``ClusterSecurity`` (secured_cluster.py) gives the
+brokers secured listeners and the harness's own clients their settings. The fixtures
+(``etcd``, ``cluster_factory``, ``secured_cluster_factory``) live in conftest.py and clean
+up every process and directory.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import contextlib
 import os
 import shutil
 import signal
+import ssl
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
@@ -27,7 +30,7 @@ from kafka_wire import LATEST_TIMESTAMP, WireClient
 
 from odradek.cli.child_process import wait_until
 from odradek.cli.cluster_state import BrokerInfo, ClusterState, PartitionInfo
-from odradek.cli.etcd_process import EtcdProcess
+from odradek.cli.etcd_process import EtcdProcess, EtcdTls
 
 # Short sessions so that failures are noticed within a few seconds.
 FAST_FAILOVER = {
@@ -40,6 +43,24 @@ WAIT_S = 60.0
 KEEP_DIRS_ENV = "ODRADEK_KEEP_CLUSTER_DIRS"  # set to keep brokers' data and logs for a post-mortem
 
 
+class ClusterSecurity(Protocol):
+    """Secured listeners for the brokers, and what the harness's clients connect with."""
+
+    def broker_settings(self, node_id: int, broker: Broker) -> dict[str, str]:
+        """Settings of broker ``node_id``; ``broker.bootstrap`` stays the clients' address."""
+        ...
+
+    def client_config(self) -> dict[str, str]:
+        """confluent-kafka settings for ``Broker.bootstrap``."""
+        ...
+
+    def wire_tls(self) -> ssl.SSLContext | None: ...
+
+    def prepare(self, cluster: Cluster) -> None:
+        """Run once every broker is registered (e.g. the inter-broker SCRAM credential)."""
+        ...
+
+
 class Cluster:
     """Brokers 0..N-1 registered in ``etcd``."""
 
@@ -50,9 +71,14 @@ class Cluster:
         brokers: int,
         racks: Sequence[str] = (),
         settings: Mapping[str, str] | None = None,
+        security: ClusterSecurity | None = None,
+        per_node: Mapping[int, Mapping[str, str]] | None = None,
     ) -> None:
         self.workdir = workdir
         self.etcd = etcd
+        self.security = security
+        self.client_config = security.client_config() if security is not None else {}
+        self.wire_tls = security.wire_tls() if security is not None else None
         self.paused: set[int] = set()
         self.brokers: dict[int, Broker] = {}
         for node_id in range(brokers):
@@ -66,7 +92,10 @@ class Cluster:
                 node_settings["broker.rack"] = racks[node_id % len(racks)]
             broker_dir = workdir / f"broker-{node_id}"
             broker_dir.mkdir(parents=True)
-            self.brokers[node_id] = Broker(broker_dir, settings=node_settings)
+            broker = self.brokers[node_id] = Broker(broker_dir, settings=node_settings)
+            if security is not None:
+                broker.settings.update(security.broker_settings(node_id, broker))
+            broker.settings.update((per_node or {}).get(node_id, {}))
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -76,6 +105,8 @@ class Cluster:
         for broker in self.brokers.values():
             broker.wait_ready()
         self.wait_until(lambda: len(self.state().brokers) == len(self.brokers), "all registered")
+        if self.security is not None:
+            self.security.prepare(self)
         return self
 
     def close(self) -> None:
@@ -130,7 +161,9 @@ class Cluster:
     ) -> str:
         """Create a topic with a fresh name; returns once all its replicas are in sync."""
         name = unique_name(prefix)
-        admin = AdminClient({"bootstrap.servers": self.bootstrap, "log_level": 0})
+        admin = AdminClient(
+            {"bootstrap.servers": self.bootstrap, "log_level": 0, **self.client_config}
+        )
         new = NewTopic(name, partitions, replication_factor, config=dict(configs or {}))
         admin.create_topics([new])[name].result(timeout=WAIT_S)
         self.wait_until(lambda: self.fully_replicated(name), f"{name} fully replicated")
@@ -158,7 +191,9 @@ class Cluster:
         last_error: Exception | None = None
         for node_id in candidates:
             try:
-                with WireClient.to(self.brokers[node_id].bootstrap, timeout=5.0) as wire:
+                with WireClient.to(
+                    self.brokers[node_id].bootstrap, timeout=5.0, tls=self.wire_tls
+                ) as wire:
                     return _cluster_state(wire.metadata(None))
             except (OSError, ConnectionError) as error:
                 last_error = error
@@ -182,7 +217,7 @@ class Cluster:
     def high_watermark(self, topic: str, partition: int) -> int:
         """ListOffsets latest on the partition's leader: the high watermark."""
         leader = self.leader_of(topic, partition)
-        with WireClient.to(self.brokers[leader].bootstrap) as wire:
+        with WireClient.to(self.brokers[leader].bootstrap, tls=self.wire_tls) as wire:
             return wire.list_offset(topic, partition, LATEST_TIMESTAMP)
 
     def fully_replicated(self, topic: str | None = None) -> bool:
@@ -239,13 +274,15 @@ class ClusterFactory(Protocol):
         brokers: int = 3,
         racks: Sequence[str] = (),
         settings: Mapping[str, str] | None = None,
+        per_node: Mapping[int, Mapping[str, str]] | None = None,
     ) -> Cluster: ...
 
 
 @contextlib.contextmanager
-def running_etcd(workdir: Path) -> Iterator[EtcdProcess]:
-    """An etcd on free loopback ports in ``workdir``; killed and removed afterwards."""
-    etcd = EtcdProcess(workdir / "etcd")
+def running_etcd(workdir: Path, tls: EtcdTls | None = None) -> Iterator[EtcdProcess]:
+    """An etcd on free loopback ports in ``workdir`` (serving TLS with ``tls``); killed and
+    removed afterwards."""
+    etcd = EtcdProcess(workdir / "etcd", tls=tls)
     try:
         yield etcd.start()
     finally:
@@ -254,7 +291,9 @@ def running_etcd(workdir: Path) -> Iterator[EtcdProcess]:
 
 
 @contextlib.contextmanager
-def cluster_pool(workdir: Path, etcd: EtcdProcess) -> Iterator[ClusterFactory]:
+def cluster_pool(
+    workdir: Path, etcd: EtcdProcess, security: ClusterSecurity | None = None
+) -> Iterator[ClusterFactory]:
     """Clusters on one etcd (each under its own cluster.name); all killed afterwards."""
     clusters: list[Cluster] = []
 
@@ -262,10 +301,17 @@ def cluster_pool(workdir: Path, etcd: EtcdProcess) -> Iterator[ClusterFactory]:
         brokers: int = 3,
         racks: Sequence[str] = (),
         settings: Mapping[str, str] | None = None,
+        per_node: Mapping[int, Mapping[str, str]] | None = None,
     ) -> Cluster:
         name = f"cluster-{len(clusters)}"
         cluster = Cluster(
-            workdir / name, etcd, brokers, racks, {"cluster.name": name, **(settings or {})}
+            workdir / name,
+            etcd,
+            brokers,
+            racks,
+            {"cluster.name": name, **(settings or {})},
+            security,
+            per_node,
         )
         clusters.append(cluster)
         return cluster.start()

@@ -4,7 +4,8 @@
 - ``broker_factory``: ``broker_factory(settings={...}, env={...}, start=True)``
   makes brokers owned by one test.
 - ``etcd``: a real etcd on free loopback ports; ``cluster_factory(brokers=3,
-  racks=(...), settings={...})`` makes started clusters on it (cluster_harness.py).
+  racks=(...), settings={...})`` makes started clusters on it (cluster_harness.py);
+  ``secured_cluster_factory`` the same secured end to end (secured_cluster.py).
 
 Every broker made here is stopped at teardown (SIGTERM, then SIGKILL) and its
 directory removed, even when the test fails. A failed test's report carries
@@ -23,6 +24,7 @@ from typing import Any
 import pytest
 from broker_process import LIVE_BROKERS, Broker, BrokerFactory
 from cluster_harness import ClusterFactory, cluster_pool, running_etcd
+from secured_cluster import secured_cluster_pool
 
 from odradek.cli.etcd_process import EtcdProcess
 
@@ -89,6 +91,16 @@ def cluster_factory(
 ) -> Iterator[ClusterFactory]:
     """Makes started clusters on ``etcd``; every broker is killed and its dir removed after."""
     with cluster_pool(tmp_path_factory.mktemp("clusters"), etcd) as make:
+        yield make
+
+
+@pytest.fixture
+def secured_cluster_factory(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ClusterFactory]:
+    """Like ``cluster_factory``, but every listener is SASL_SSL (between brokers, SCRAM-SHA-512)
+    or SSL with client certificates, and etcd is reached over mutual TLS (secured_cluster.py)."""
+    if shutil.which("etcd") is None:
+        pytest.skip("etcd is not installed (apt-get install etcd-server)")
+    with secured_cluster_pool(tmp_path_factory.mktemp("secured")) as (make, _):
         yield make
 
 

@@ -47,6 +47,9 @@ def main() -> int:
     parser.add_argument("--mode", choices=sorted(MODES), required=True)
     parser.add_argument("--report", required=True)
     parser.add_argument("--rate", type=float, default=2000.0, help="records per second")
+    parser.add_argument(
+        "--config", action="append", default=[], help="KEY=VALUE: a client setting (TLS, SASL)"
+    )
     args = parser.parse_args()
 
     stopping = False
@@ -83,6 +86,7 @@ def main() -> int:
             "reconnect.backoff.max.ms": 500,
             "error_cb": on_error,
             **MODES[args.mode],
+            **dict(item.split("=", 1) for item in args.config),
             **({"debug": os.environ["ODRADEK_PRODUCER_DEBUG"]} if DEBUG else {}),
         }
     )

@@ -29,15 +29,18 @@ TOOLS = {
     "kafka-leader-election": "org.apache.kafka.tools.LeaderElectionCommand",
     "kafka-delete-records": "org.apache.kafka.tools.DeleteRecordsCommand",
     "kafka-transactions": "org.apache.kafka.tools.TransactionsCommand",
+    "kafka-acls": "org.apache.kafka.tools.AclCommand",
 }
 TIMEOUT_S = 120
 LOG4J_CONFIG = Path(__file__).with_name("kafka_tools_log4j2.properties")
 
 
-def kafka_tool(name: str, *arguments: str, stdin: str | None = None) -> str:
+def kafka_tool(
+    name: str, *arguments: str, stdin: str | None = None, java_options: tuple[str, ...] = ()
+) -> str:
     """Run one tool to completion; its standard output. A failing tool fails the test with
     what it printed."""
-    done = run_kafka_tool(name, *arguments, stdin=stdin)
+    done = run_kafka_tool(name, *arguments, stdin=stdin, java_options=java_options)
     if done.returncode != 0:
         raise AssertionError(
             f"{name} {' '.join(arguments)} exited {done.returncode}:\n{done.stdout}\n{done.stderr}"
@@ -46,14 +49,16 @@ def kafka_tool(name: str, *arguments: str, stdin: str | None = None) -> str:
 
 
 def run_kafka_tool(
-    name: str, *arguments: str, stdin: str | None = None
+    name: str, *arguments: str, stdin: str | None = None, java_options: tuple[str, ...] = ()
 ) -> subprocess.CompletedProcess[str]:
-    """Run one tool to completion, whatever its exit status."""
+    """Run one tool to completion, whatever its exit status; ``java_options`` go to the JVM
+    (system properties, e.g.)."""
     command = [
         "java",
         "-Xmx256m",
         "-XX:TieredStopAtLevel=1",  # short-lived: C1 alone starts faster
         f"-Dlog4j2.configurationFile={LOG4J_CONFIG}",
+        *java_options,
         "-cp",
         f"{kafka_libs()}/*",
         TOOLS[name],

@@ -10,6 +10,7 @@ import datetime
 import io
 import itertools
 import socket
+import ssl
 import struct
 import sys
 import time
@@ -238,13 +239,19 @@ def init_producer_id_request() -> Request:
 class WireClient:
     """One connection; ``call`` sends a kio request entity and decodes the answer."""
 
-    def __init__(self, host: str, port: int, timeout: float = 10.0) -> None:
+    def __init__(
+        self, host: str, port: int, timeout: float = 10.0, tls: ssl.SSLContext | None = None
+    ) -> None:
         self.sock = socket.create_connection((host, port), timeout=timeout)
+        if tls is not None:  # an SSL listener
+            self.sock = tls.wrap_socket(self.sock, server_hostname=host)
 
     @classmethod
-    def to(cls, bootstrap: str, timeout: float = 10.0) -> WireClient:
+    def to(
+        cls, bootstrap: str, timeout: float = 10.0, tls: ssl.SSLContext | None = None
+    ) -> WireClient:
         host, port = bootstrap.rsplit(":", 1)
-        return cls(host, int(port), timeout)
+        return cls(host, int(port), timeout, tls)
 
     def call(self, api_key: int, version: int, body: Any) -> Any:
         correlation_id = self.send(Request(api_key, version, body))

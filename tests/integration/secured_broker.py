@@ -5,11 +5,15 @@ the broker's certificate (SANs 127.0.0.1 and localhost) and the clients'."""
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from broker_process import Broker, BrokerFactory, free_port
+from broker_process import Broker, BrokerFactory, free_port, unique_name
 from certificates import Issued, certificate_authority, issue
+from confluent_kafka import Consumer, Producer
+from oauth_tokens import ISSUER, RSA_KEY, jwks, public_jwk
 
 PLAIN_USERS = {"bob": "bob-secret", "carol": "carol-secret"}
 PLAIN_JAAS = (
@@ -83,3 +87,35 @@ def secured_broker(
     )
     broker.start()
     return SecuredBroker(broker, directory, ca, *ports)
+
+
+def oauthbearer_settings(directory: Path) -> dict[str, str]:
+    """Broker settings offering OAUTHBEARER besides PLAIN, for tokens of the test issuer
+    signed with ``oauth_tokens.RSA_KEY`` (key id ``key-1``), checked against a JWKS file
+    written into ``directory``."""
+    keys = directory / "jwks.json"
+    keys.write_bytes(jwks(public_jwk(RSA_KEY, "key-1")))
+    return {
+        "sasl.enabled.mechanisms": "PLAIN,OAUTHBEARER",
+        "sasl.oauthbearer.jwks.endpoint.url": keys.as_uri(),
+        "sasl.oauthbearer.expected.issuer": ISSUER,
+    }
+
+
+def confluent_round_trip(settings: dict[str, Any], topic: str, records: list[bytes]) -> list[bytes]:
+    """Produce ``records`` to partition 0 of ``topic`` with confluent-kafka, then consume
+    them back in a new group; what was consumed within 30 s."""
+    producer = Producer(settings)
+    for value in records:
+        producer.produce(topic, value, partition=0)
+    assert producer.flush(30) == 0
+    consumer = Consumer({**settings, "group.id": unique_name("g"), "auto.offset.reset": "earliest"})
+    consumer.subscribe([topic])
+    values: list[bytes] = []
+    deadline = time.monotonic() + 30
+    while len(values) < len(records) and time.monotonic() < deadline:
+        message = consumer.poll(1)
+        if message is not None and message.error() is None:
+            values.append(message.value())
+    consumer.close()
+    return values

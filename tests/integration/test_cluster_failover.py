@@ -11,7 +11,9 @@ every in-sync replica's log is byte-identical up to the high watermark.
 Between faults the test waits until every partition has min.insync.replicas
 in sync again (not a full ISR: a broker paused by the previous fault may still be
 catching up). ODRADEK_CLUSTER_FAULTS sets the number of faults (default 100,
-about eight minutes on two cores); set it higher for a soak.
+about eight minutes on two cores); set it higher for a soak. The same test runs on a
+cluster secured end to end (secured_cluster.py: SASL_SSL between brokers, mutual TLS for
+clients and to etcd) with ODRADEK_SECURED_CLUSTER_FAULTS faults (default 12).
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import replace
 from pathlib import Path
 
@@ -41,6 +43,7 @@ from test_durability import (
 )
 
 FAULTS = int(os.environ.get("ODRADEK_CLUSTER_FAULTS", "100"))
+SECURED_FAULTS = int(os.environ.get("ODRADEK_SECURED_CLUSTER_FAULTS", "12"))
 PARTITIONS = 3
 PRODUCERS = ("idem-0", "idem-1", "idem-2")
 RATE_PER_PRODUCER = 200
@@ -54,10 +57,11 @@ TOPIC_CONFIGS = {"min.insync.replicas": str(MIN_INSYNC)}
 
 @contextlib.contextmanager
 def producer_processes(
-    bootstrap: str, topic: str, workdir: Path
+    bootstrap: str, topic: str, workdir: Path, client_config: Mapping[str, str] | None = None
 ) -> Iterator[list[subprocess.Popen[bytes]]]:
     """Idempotent acks=all producers; always stopped (SIGTERM, then SIGKILL) on the way out."""
     started: list[subprocess.Popen[bytes]] = []
+    settings = [f"--config={key}={value}" for key, value in (client_config or {}).items()]
     try:
         for name in PRODUCERS:
             with (workdir / f"{name}.log").open("wb") as log:
@@ -67,7 +71,7 @@ def producer_processes(
                             sys.executable, str(PRODUCER_SCRIPT), "--bootstrap", bootstrap,
                             "--topic", topic, "--partitions", str(PARTITIONS), "--name", name,
                             "--mode", "idempotent", "--report", str(workdir / f"{name}.report"),
-                            "--rate", str(RATE_PER_PRODUCER),
+                            "--rate", str(RATE_PER_PRODUCER), *settings,
                         ],
                         stdout=log,
                         stderr=subprocess.STDOUT,
@@ -99,7 +103,13 @@ def stop_producer(process: subprocess.Popen[bytes], timeout: float = 90) -> int 
         return None
 
 
-def produce_acked(bootstrap: str, topic: str, count: int, prefix: str = "r") -> int:
+def produce_acked(
+    bootstrap: str,
+    topic: str,
+    count: int,
+    prefix: str = "r",
+    client_config: Mapping[str, str] | None = None,
+) -> int:
     """``count`` records with an idempotent acks=all producer; asserts every one is acked."""
     failures: list[str] = []
 
@@ -108,7 +118,12 @@ def produce_acked(bootstrap: str, topic: str, count: int, prefix: str = "r") -> 
             failures.append(str(err))
 
     producer = confluent_kafka.Producer(
-        {"bootstrap.servers": bootstrap, "enable.idempotence": True, "linger.ms": 5}
+        {
+            "bootstrap.servers": bootstrap,
+            "enable.idempotence": True,
+            "linger.ms": 5,
+            **(client_config or {}),
+        }
     )
     for index in range(count):
         producer.produce(topic, f"{prefix}{index}".encode(), on_delivery=on_delivery)
@@ -202,17 +217,24 @@ FAULT_KINDS = (kill_leader, kill_controller, pause_leader)
 
 @pytest.mark.slow
 @pytest.mark.timeout(max(300, FAULTS * 20))
+@pytest.mark.parametrize(
+    ("factory", "faults"),
+    [("cluster_factory", FAULTS), ("secured_cluster_factory", SECURED_FAULTS)],
+    ids=["plaintext", "secured"],
+)
 def test_acknowledged_records_survive_leader_and_controller_faults(
-    cluster_factory: ClusterFactory, tmp_path: Path
+    factory: str, faults: int, request: pytest.FixtureRequest, tmp_path: Path
 ) -> None:
+    cluster_factory: ClusterFactory = request.getfixturevalue(factory)
     cluster = cluster_factory(brokers=3)
     # Small segments: restarts recover only the segments after the recovery point.
     configs = {**TOPIC_CONFIGS, "segment.bytes": str(1 << 20)}
     topic = cluster.create_topic(PARTITIONS, 3, configs, prefix="failover")
-    with producer_processes(cluster.bootstrap, topic, tmp_path) as processes:
+    client_config = cluster.client_config
+    with producer_processes(cluster.bootstrap, topic, tmp_path, client_config) as processes:
         time.sleep(1.0)
         began = time.monotonic()
-        for round_number in range(FAULTS):
+        for round_number in range(faults):
             # Not a full ISR: a broker paused by the previous fault may still be catching
             # up. Enough copies that the next fault leaves an in-sync replica to elect.
             waited = cluster.wait_until(
@@ -222,8 +244,8 @@ def test_acknowledged_records_survive_leader_and_controller_faults(
             started = time.monotonic()
             done = fault(cluster, topic, round_number)
             took = time.monotonic() - started
-            print(f"fault {round_number + 1}/{FAULTS}: {done} ({waited:.1f} s + {took:.1f} s)")
-        print(f"{FAULTS} faults in {time.monotonic() - began:.0f} s")
+            print(f"fault {round_number + 1}/{faults}: {done} ({waited:.1f} s + {took:.1f} s)")
+        print(f"{faults} faults in {time.monotonic() - began:.0f} s")
         cluster.wait_until(lambda: cluster.fully_replicated(topic), "all replicas in sync")
         time.sleep(1.0)
         for process in processes:
@@ -235,7 +257,7 @@ def test_acknowledged_records_survive_leader_and_controller_faults(
     assert None not in exit_codes, f"a producer ignored SIGTERM; stacks: {logs}"
     assert exit_codes == [0] * len(PRODUCERS), (exit_codes, [r.fatal for r in reports], logs)
     print({r.name: (len(r.acked), len(r.nacked), r.end_line) for r in reports})
-    stored = read_partitions(cluster.bootstrap, topic, PARTITIONS)
+    stored = read_partitions(cluster.bootstrap, topic, PARTITIONS, client_config)
     check_durability(stored, [known_offsets(report) for report in reports])
     check_acked_without_offset(stored, reports)
     cluster.wait_until(lambda: cluster.fully_replicated(topic), "all replicas in sync")

@@ -35,7 +35,7 @@ import subprocess
 import sys
 import time
 from collections import defaultdict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -88,15 +88,17 @@ def count_acks(path: Path) -> int:
 
 
 def read_partitions(
-    bootstrap: str, topic: str, partitions: int
+    bootstrap: str, topic: str, partitions: int, client_config: Mapping[str, str] | None = None
 ) -> dict[int, list[tuple[int, bytes]]]:
-    """Every (offset, value) of every partition, read up to the high watermark."""
+    """Every (offset, value) of every partition, read up to the high watermark;
+    ``client_config`` adds client settings (TLS, SASL)."""
     consumer = confluent_kafka.Consumer(
         {
             "bootstrap.servers": bootstrap,
             "group.id": unique_name("durability-check"),
             "enable.auto.commit": False,
             "fetch.max.bytes": 8 << 20,
+            **(client_config or {}),
         }
     )
     try:

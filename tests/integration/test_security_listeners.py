@@ -23,22 +23,22 @@ import pytest
 from aiokafka.helpers import create_ssl_context
 from broker_process import BrokerFactory, unique_name
 from certificates import certificate_authority, issue
-from confluent_kafka import Consumer, KafkaException, Producer
+from confluent_kafka import KafkaException
 from confluent_kafka.admin import AdminClient
 from kafka_tools import kafka_tool
-from kafka_wire import (
-    WireClient,
-    api_versions_request,
-    load_request_schema,
-    metadata_request,
-    recv_frame,
+from kafka_wire import WireClient, api_versions_request, metadata_request
+from sasl_wire import (
+    SASL_AUTHENTICATION_FAILED,
+    UNSUPPORTED_SASL_MECHANISM,
+    authenticate,
+    closed,
+    handshake,
+    plain_token,
 )
-from secured_broker import SecuredBroker, secured_broker
+from secured_broker import SecuredBroker, confluent_round_trip, secured_broker
 
 RECORDS = [b"record-%d" % i for i in range(5)]
 KCAT = shutil.which("kcat")
-SASL_HANDSHAKE, SASL_AUTHENTICATE = 17, 36
-UNSUPPORTED_SASL_MECHANISM, SASL_AUTHENTICATION_FAILED = 33, 58
 
 
 @pytest.fixture(scope="module")
@@ -138,21 +138,7 @@ def java_config(secured: SecuredBroker, listener: str, path: Path, mechanism: st
 def with_confluent(
     secured: SecuredBroker, listener: str, topic: str, mechanism: str = "PLAIN"
 ) -> list[bytes]:
-    settings = librdkafka_settings(secured, listener, mechanism)
-    producer = Producer(settings)
-    for value in RECORDS:
-        producer.produce(topic, value, partition=0)
-    assert producer.flush(30) == 0
-    consumer = Consumer({**settings, "group.id": unique_name("g"), "auto.offset.reset": "earliest"})
-    consumer.subscribe([topic])
-    values: list[bytes] = []
-    deadline = time.monotonic() + 30
-    while len(values) < len(RECORDS) and time.monotonic() < deadline:
-        message = consumer.poll(1)
-        if message is not None and message.error() is None:
-            values.append(message.value())
-    consumer.close()
-    return values
+    return confluent_round_trip(librdkafka_settings(secured, listener, mechanism), topic, RECORDS)
 
 
 def with_kafka_python(
@@ -303,9 +289,7 @@ def test_each_listener_advertises_its_own_address(secured: SecuredBroker) -> Non
 def test_a_wrong_password_is_refused_with_kafkas_message(secured: SecuredBroker) -> None:
     with sasl_connection(secured) as wire:
         assert handshake(wire, "PLAIN").error_code.value == 0
-        schema = load_request_schema(SASL_AUTHENTICATE, 2)
-        token = b"\0bob\0not-bobs-password"
-        answer = wire.call(SASL_AUTHENTICATE, 2, schema(auth_bytes=token))
+        answer = authenticate(wire, plain_token("bob", "not-bobs-password"))
         assert answer.error_code.value == SASL_AUTHENTICATION_FAILED
         assert answer.error_message == "Authentication failed: Invalid username or password"
         assert closed(wire)
@@ -313,21 +297,7 @@ def test_a_wrong_password_is_refused_with_kafkas_message(secured: SecuredBroker)
 
 
 def sasl_connection(secured: SecuredBroker) -> WireClient:
-    host, port = secured.sasl_plaintext_bootstrap().split(":")
-    return WireClient(host, int(port))
-
-
-def handshake(wire: WireClient, mechanism: str) -> Any:
-    schema = load_request_schema(SASL_HANDSHAKE, 1)
-    return wire.call(SASL_HANDSHAKE, 1, schema(mechanism=mechanism))
-
-
-def closed(wire: WireClient) -> bool:
-    try:
-        recv_frame(wire.sock)
-    except (ConnectionError, OSError, AssertionError, EOFError):
-        return True
-    return False
+    return WireClient.to(secured.sasl_plaintext_bootstrap())
 
 
 def test_sasl_listener_closes_a_connection_that_skips_authentication(
@@ -352,8 +322,7 @@ def test_a_garbage_token_fails_authentication_and_closes_only_that_connection(
 ) -> None:
     with sasl_connection(secured) as wire:
         assert handshake(wire, "SCRAM-SHA-512").error_code.value == 0
-        schema = load_request_schema(SASL_AUTHENTICATE, 2)
-        answer = wire.call(SASL_AUTHENTICATE, 2, schema(auth_bytes=b"\xff\x00garbage"))
+        answer = authenticate(wire, b"\xff\x00garbage")
         assert answer.error_code.value == SASL_AUTHENTICATION_FAILED
         assert "invalid credentials with SASL mechanism SCRAM-SHA-512" in answer.error_message
         assert closed(wire)

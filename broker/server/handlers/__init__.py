@@ -5,16 +5,20 @@ from __future__ import annotations
 
 from odradek.broker.protocol.api_keys import ApiKey
 from odradek.broker.server.handlers import (
+    alter_client_quotas,
     alter_configs,
     alter_partition_reassignments,
     alter_replica_log_dirs,
     alter_user_scram_credentials,
     api_versions,
+    create_acls,
     create_partitions,
     create_topics,
+    delete_acls,
     delete_groups,
     delete_records,
     delete_topics,
+    describe_acls,
     describe_client_quotas,
     describe_cluster,
     describe_configs,
@@ -84,11 +88,15 @@ API_HANDLERS: dict[int, ApiHandler] = {
     ApiKey.DELETE_GROUPS: ApiHandler(delete_groups.handle, 0, 2),
     ApiKey.OFFSET_DELETE: ApiHandler(offset_delete.handle, 0, 0),
     ApiKey.DESCRIBE_CLIENT_QUOTAS: ApiHandler(describe_client_quotas.handle, 0, 1),
+    ApiKey.ALTER_CLIENT_QUOTAS: ApiHandler(alter_client_quotas.handle, 0, 1),
     ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS: ApiHandler(
         describe_user_scram_credentials.handle, 0, 0
     ),
     ApiKey.ALTER_USER_SCRAM_CREDENTIALS: ApiHandler(alter_user_scram_credentials.handle, 0, 0),
     ApiKey.DESCRIBE_TOPIC_PARTITIONS: ApiHandler(describe_topic_partitions.handle, 0, 0),
+    ApiKey.DESCRIBE_ACLS: ApiHandler(describe_acls.handle, 0, 3),
+    ApiKey.CREATE_ACLS: ApiHandler(create_acls.handle, 0, 3),
+    ApiKey.DELETE_ACLS: ApiHandler(delete_acls.handle, 0, 3),
 }
 
 

@@ -11,19 +11,24 @@ from __future__ import annotations
 from typing import Any
 
 from odradek.broker.cluster.partition import PartitionKey
+from odradek.broker.protocol.errors import ErrorCode, KafkaError
 from odradek.broker.protocol.framing import Request
+from odradek.broker.security.acl_model import AclOperation
 from odradek.broker.server.context import BrokerContext
 from odradek.broker.server.handlers.errors import answer_or_error
 
 
 async def handle(context: BrokerContext, request: Request) -> dict[str, Any]:
     results: dict[str, list[dict[str, Any]]] = {}
+    allowed = context.authorization.authorize_cluster(request, AclOperation.ALTER)
     for log_dir in request.body.dirs:
         for topic in log_dir.topics:
             for index in topic.partitions:
                 key = PartitionKey(topic.name, index)
 
                 def move(key: PartitionKey = key, path: str = log_dir.path) -> dict[str, Any]:
+                    if not allowed:
+                        raise KafkaError(ErrorCode.cluster_authorization_failed)
                     context.replicas.alter_log_dir(key, path)
                     return {}
 

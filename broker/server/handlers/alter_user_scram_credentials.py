@@ -13,6 +13,7 @@ from odradek.broker.cluster.metadata_image import MetadataImage, ScramCredential
 from odradek.broker.cluster.metadata_store import MetadataStore
 from odradek.broker.protocol.errors import ErrorCode
 from odradek.broker.protocol.framing import Request
+from odradek.broker.security.acl_model import AclOperation
 from odradek.broker.security.scram_credential import ScramCredential
 from odradek.broker.server.context import BrokerContext
 from odradek.broker.server.handlers.errors import answer_or_error, error_of
@@ -27,6 +28,9 @@ Changes = dict[ScramCredentialKey, ScramCredential | None]
 
 async def handle(context: BrokerContext, request: Request) -> dict[str, Any]:
     by_user = alterations_by_user(request.body.deletions, request.body.upsertions)
+    if not context.authorization.authorize_cluster(request, AclOperation.ALTER):
+        denied = {"error_code": ErrorCode.cluster_authorization_failed, "error_message": None}
+        return {"throttle_time": 0, "results": [{"user": user, **denied} for user in by_user]}
     while True:
         image = context.store.image
         changes: Changes = {}

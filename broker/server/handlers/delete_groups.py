@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from odradek.broker.protocol.framing import Request
+from odradek.broker.security.acl_model import AclOperation, ResourceType
 from odradek.broker.server.context import BrokerContext
 from odradek.broker.server.handlers.errors import awaited_answer_or_error
 
@@ -14,6 +15,7 @@ async def handle(context: BrokerContext, request: Request) -> dict[str, Any]:
     for group_id in request.body.groups_names:
 
         async def answer(group_id: str = group_id) -> dict[str, Any]:
+            context.authorization.check(request, AclOperation.DELETE, ResourceType.GROUP, group_id)
             await context.groups.delete_group(group_id)
             return {}
 

@@ -11,6 +11,7 @@ from typing import Any
 
 from odradek.broker.protocol.errors import ErrorCode
 from odradek.broker.protocol.framing import Request
+from odradek.broker.security.acl_model import CLUSTER_NAME, AclOperation, ResourceType
 from odradek.broker.server.context import BrokerContext
 from odradek.broker.server.handlers.types import AUTHORIZED_OPERATIONS_OMITTED
 
@@ -59,4 +60,12 @@ async def handle(context: BrokerContext, request: Request) -> dict[str, Any]:
         if (with_fenced or b.node_id not in fenced)
         and (ep := b.endpoint(request.listener_name)) is not None
     ]
+    if getattr(body, "include_cluster_authorized_operations", False):
+        # Kafka: no operations without DESCRIBE on the cluster, the answer itself is no secret
+        authorization = context.authorization
+        response["cluster_authorized_operations"] = (
+            authorization.authorized_operations(request, ResourceType.CLUSTER, CLUSTER_NAME)
+            if authorization.authorize_cluster(request, AclOperation.DESCRIBE)
+            else 0
+        )
     return response

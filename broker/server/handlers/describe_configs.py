@@ -10,6 +10,8 @@ from odradek.broker.config.definitions import ConfigType
 from odradek.broker.config.parsing import format_value
 from odradek.broker.protocol.errors import ErrorCode, KafkaError
 from odradek.broker.protocol.framing import Request
+from odradek.broker.security.acl_model import AclOperation
+from odradek.broker.server.authorization import config_resource
 from odradek.broker.server.broker_loggers import (
     BROKER_LOGGER_RESOURCE,
     check_broker_logger_resource,
@@ -36,17 +38,22 @@ async def handle(context: BrokerContext, request: Request) -> dict[str, Any]:
     )
     return {
         "throttle_time": 0,
-        "results": [_describe(context, resource, *options) for resource in body.resources],
+        "results": [_describe(context, request, resource, *options) for resource in body.resources],
     }
 
 
 def _describe(
-    context: BrokerContext, resource: Any, synonyms: bool, documentation: bool
+    context: BrokerContext, request: Request, resource: Any, synonyms: bool, documentation: bool
 ) -> dict[str, Any]:
     result = {"resource_type": resource.resource_type, "resource_name": resource.resource_name}
     keys = resource.configuration_keys
 
     def answer() -> dict[str, Any]:
+        context.authorization.check(
+            request,
+            AclOperation.DESCRIBE_CONFIGS,
+            *config_resource(resource.resource_type, resource.resource_name),
+        )
         if resource.resource_type == BROKER_LOGGER_RESOURCE:
             configs = _logger_entries(context, resource.resource_name)
         else:

@@ -9,6 +9,7 @@ from odradek.broker.group.group import Group
 from odradek.broker.group.group_state import GroupState
 from odradek.broker.protocol.errors import ErrorCode
 from odradek.broker.protocol.framing import Request
+from odradek.broker.security.acl_model import AclOperation, ResourceType
 from odradek.broker.server.context import BrokerContext
 from odradek.broker.server.handlers.errors import error_of
 
@@ -20,14 +21,30 @@ async def handle(context: BrokerContext, request: Request) -> dict[str, Any]:
     return {
         "throttle_time": 0,
         "groups": [
-            _describe(context, group_id, request.header.api_version)
+            _with_operations(context, request, _describe(context, request, group_id))
             for group_id in request.body.groups
         ],
     }
 
 
-def _describe(context: BrokerContext, group_id: str, version: int) -> dict[str, Any]:
+def _with_operations(
+    context: BrokerContext, request: Request, entry: dict[str, Any]
+) -> dict[str, Any]:
+    """v3+ may ask for the operations the sender may do on each group it may describe."""
+    if getattr(request.body, "include_authorized_operations", False) and entry["error_code"] in (
+        ErrorCode.none,
+        ErrorCode.group_id_not_found,
+    ):
+        entry["authorized_operations"] = context.authorization.authorized_operations(
+            request, ResourceType.GROUP, entry["group_id"]
+        )
+    return entry
+
+
+def _describe(context: BrokerContext, request: Request, group_id: str) -> dict[str, Any]:
+    version = request.header.api_version
     try:
+        context.authorization.check(request, AclOperation.DESCRIBE, ResourceType.GROUP, group_id)
         group = context.groups.describe(group_id)
     except Exception as error:  # every failure becomes this group's error code
         code, message = error_of(error)

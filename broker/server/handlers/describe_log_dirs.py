@@ -12,10 +12,17 @@ from typing import Any
 from odradek.broker.cluster.partition import ReplicaInLogDir
 from odradek.broker.protocol.errors import ErrorCode
 from odradek.broker.protocol.framing import Request
+from odradek.broker.security.acl_model import AclOperation
 from odradek.broker.server.context import BrokerContext
 
 
 async def handle(context: BrokerContext, request: Request) -> dict[str, Any]:
+    if not context.authorization.authorize_cluster(request, AclOperation.DESCRIBE):
+        return {
+            "throttle_time": 0,
+            "error_code": ErrorCode.cluster_authorization_failed,
+            "results": [],
+        }
     topics = request.body.topics
     wanted = None if topics is None else {t.topic: set(t.partitions) for t in topics}
     held: dict[Path, dict[str, list[dict[str, Any]]]] = {d: {} for d in context.replicas.log_dirs}

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from odradek.broker.protocol.framing import Request
+from odradek.broker.security.acl_model import AclOperation, ResourceType
 from odradek.broker.server.context import BrokerContext
 from odradek.broker.server.handlers.errors import answer_or_error
 
@@ -18,7 +19,7 @@ async def handle(context: BrokerContext, request: Request) -> dict[str, Any]:
         {
             "name": topic.name,
             "partitions": [
-                _partition(context, topic.name, index) for index in topic.partition_indexes
+                _partition(context, request, topic.name, index) for index in topic.partition_indexes
             ],
         }
         for topic in request.body.topics
@@ -26,8 +27,9 @@ async def handle(context: BrokerContext, request: Request) -> dict[str, Any]:
     return {"throttle_time": 0, "topics": topics}
 
 
-def _partition(context: BrokerContext, topic: str, index: int) -> dict[str, Any]:
+def _partition(context: BrokerContext, request: Request, topic: str, index: int) -> dict[str, Any]:
     def answer() -> dict[str, Any]:
+        context.authorization.check(request, AclOperation.READ, ResourceType.TOPIC, topic)
         producers = context.replicas.get(topic, index).active_producers()
         return {
             "active_producers": [

@@ -13,6 +13,7 @@ from typing import Any
 
 from odradek.broker.protocol.errors import ErrorCode
 from odradek.broker.protocol.framing import Request
+from odradek.broker.security.acl_model import AclOperation, ResourceType
 from odradek.broker.server.context import BrokerContext
 from odradek.broker.server.handlers.metadata import error_entry, topic_entry
 
@@ -34,18 +35,33 @@ async def handle(context: BrokerContext, request: Request) -> dict[str, Any]:
         ),
         1,
     )
-    names = sorted(set(requested) if requested else image.topics)
+    # Kafka: DESCRIBE on each topic; all topics lists those allowed, a named one is refused
+    authorization = context.authorization
+    describable = authorization.allowed_names(
+        request,
+        AclOperation.DESCRIBE,
+        ResourceType.TOPIC,
+        set(requested) if requested else image.topics,
+        log_denied=bool(requested),
+    )
+    names = sorted(set(requested) if requested else describable)
     if cursor is not None:
         names = [name for name in names if name >= cursor.topic_name]
     topics: list[dict[str, Any]] = []
     next_cursor = None
     for position, name in enumerate(names):
         topic = image.topics.get(name)
+        if name not in describable:
+            topics.append(error_entry(name, ErrorCode.topic_authorization_failed))
+            continue
         if topic is None:
             topics.append(error_entry(name, ErrorCode.unknown_topic_or_partition))
             continue
         first = cursor.partition_index if cursor is not None and name == cursor.topic_name else 0
         entry = topic_entry(topic, image.brokers)
+        entry["topic_authorized_operations"] = authorization.authorized_operations(
+            request, ResourceType.TOPIC, name
+        )
         partitions = [
             {**p, "eligible_leader_replicas": (), "last_known_elr": ()}
             for p in entry["partitions"][first:]

@@ -11,11 +11,15 @@ from typing import Any
 from odradek.broker.cluster.metadata_image import MetadataImage
 from odradek.broker.protocol.errors import ErrorCode, KafkaError
 from odradek.broker.protocol.framing import Request
+from odradek.broker.security.acl_model import AclOperation
 from odradek.broker.server.context import BrokerContext
 from odradek.broker.server.handlers.errors import answer_or_error
 
 
 async def handle(context: BrokerContext, request: Request) -> dict[str, Any]:
+    if not context.authorization.authorize_cluster(request, AclOperation.DESCRIBE):
+        return {"throttle_time": 0, "error_code": ErrorCode.cluster_authorization_failed,
+                "error_message": "", "results": []}  # fmt: skip
     image = context.store.image
     named = Counter(user.name for user in request.body.users or ())
     users = named or dict.fromkeys(image.scram_users, 1)  # none named (null or empty): all

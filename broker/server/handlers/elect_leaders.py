@@ -6,6 +6,7 @@ from typing import Any
 
 from odradek.broker.protocol.errors import ErrorCode
 from odradek.broker.protocol.framing import Request
+from odradek.broker.security.acl_model import AclOperation
 from odradek.broker.server.context import BrokerContext
 from odradek.broker.server.handlers.errors import awaited_answer_or_error
 from odradek.broker.server.partition_admin import elect_leader
@@ -21,6 +22,12 @@ async def handle(context: BrokerContext, request: Request) -> dict[str, Any]:
     else:
         targets = [(item.topic, list(item.partitions)) for item in requested]
     results = []
+    if not context.authorization.authorize_cluster(request, AclOperation.ALTER):
+        denied = {"error_code": ErrorCode.cluster_authorization_failed, "error_message": None}
+        for topic, partitions in targets:
+            outcome = [{"partition_id": partition, **denied} for partition in partitions]
+            results.append({"topic": topic, "partition_result": outcome})
+        return {"throttle_time": 0, **denied, "replica_election_results": results}
     for topic, partitions in targets:
         outcome = []
         for partition in partitions:

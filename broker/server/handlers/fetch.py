@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from odradek.broker.cluster.metadata_image import MetadataImage, PartitionState
@@ -20,6 +20,8 @@ from odradek.broker.protocol.fetch_response import (
     encode_fetch_response,
 )
 from odradek.broker.protocol.framing import Request
+from odradek.broker.security.acl_model import AclOperation, ResourceType
+from odradek.broker.server.client_quota_manager import QuotaType
 from odradek.broker.server.context import BrokerContext
 from odradek.broker.server.handlers.errors import error_of
 from odradek.broker.server.handlers.types import EncodedResponse
@@ -36,27 +38,41 @@ class _Requested:
     name: str | None
     topic_id: uuid.UUID | None
     partitions: Sequence[Any]
+    denied: bool = False
+    """The sender may not read it (answered TOPIC_AUTHORIZATION_FAILED)."""
 
 
 async def handle(context: BrokerContext, request: Request) -> EncodedResponse:
     body = request.body
     version = request.header.api_version
-    requested = _requested(context.store.image, body.topics, version)
     replica_id = body.replica_state.replica_id if version >= REPLICA_STATE_FROM else body.replica_id
+    requested = _authorized(
+        context, request, replica_id, _requested(context.store.image, body.topics, version)
+    )
     rack_id = getattr(body, "rack_id", "")
     loop = asyncio.get_running_loop()
     deadline = loop.time() + body.max_wait.total_seconds()
     # at most what the request asks and the broker's fetch.max.bytes, as in Kafka (KIP-541)
     max_bytes = min(body.max_bytes, context.config.get_int("fetch.max.bytes"))
+    quota = context.quotas.active(QuotaType.FETCH) and replica_id < 0
+    if quota:  # no more than the consumer's quota allows in one window, as Kafka bounds it
+        max_bytes = min(max_bytes, _quota_window_bytes(context, request))
+    min_bytes = min(body.min_bytes, max_bytes)
     while True:
         topics, size, has_error, records = _read(context, requested, replica_id, rack_id, max_bytes)
         remaining = deadline - loop.time()
-        if size >= body.min_bytes or has_error or remaining <= 0:
+        if size >= min_bytes or has_error or remaining <= 0:
             break
         waiters = _change_waiters(context, requested)
         if not waiters:
             break
         await asyncio.wait(waiters, timeout=remaining, return_when=asyncio.FIRST_COMPLETED)
+    throttle_ms = 0
+    if quota:
+        client_id = request.header.client_id
+        throttle_ms = context.quotas.fetch_throttle_ms(request.principal, client_id, size)
+        if throttle_ms:
+            topics = []  # Kafka answers a fetch over the quota without partitions
     for topic in topics:
         sent = sum(partition.records_size for partition in topic.partitions)
         if sent:
@@ -64,8 +80,16 @@ async def handle(context: BrokerContext, request: Request) -> EncodedResponse:
             context.metrics.records_out.labels(topic.name).inc(records.get(topic.name, 0))
     leaders = (partition.current_leader for topic in topics for partition in topic.partitions)
     endpoints = leader_endpoints(context.store.image, leaders, request.listener_name)
-    chunks = encode_fetch_response(version, topics, node_endpoints=endpoints)
-    return EncodedResponse(chunks)
+    chunks = encode_fetch_response(
+        version, topics, node_endpoints=endpoints, throttle_ms=throttle_ms
+    )
+    return EncodedResponse(chunks, throttle_ms)
+
+
+def _quota_window_bytes(context: BrokerContext, request: Request) -> int:
+    client_id = request.header.client_id
+    found = context.quotas.window_bytes(QuotaType.FETCH, request.principal, client_id)
+    return found if found is not None else 2**31 - 1
 
 
 def _requested(image: MetadataImage, topics: Sequence[Any], version: int) -> list[_Requested]:
@@ -73,6 +97,24 @@ def _requested(image: MetadataImage, topics: Sequence[Any], version: int) -> lis
     if version >= TOPIC_IDS_FROM:
         return [_Requested(image.topic_name(t.topic_id), t.topic_id, t.partitions) for t in topics]
     return [_Requested(t.topic, None, t.partitions) for t in topics]
+
+
+def _authorized(
+    context: BrokerContext, request: Request, replica_id: int, requested: list[_Requested]
+) -> list[_Requested]:
+    """Kafka's checks: a follower (replica id >= 0) needs CLUSTER_ACTION on the cluster for
+    every partition, a consumer READ on each topic."""
+    authorization = context.authorization
+    if replica_id >= 0:
+        denied = not authorization.authorize_cluster(request, AclOperation.CLUSTER_ACTION)
+        return [replace(topic, denied=denied) for topic in requested]
+    readable = authorization.allowed_names(
+        request, AclOperation.READ, ResourceType.TOPIC, (topic.name for topic in requested)
+    )
+    return [
+        replace(topic, denied=topic.name is not None and topic.name not in readable)
+        for topic in requested
+    ]
 
 
 def _read(
@@ -93,7 +135,7 @@ def _read(
         for item in topic.partitions:
             result, sent_up_to = _read_partition(
                 context,
-                topic.name,
+                topic,
                 item,
                 min(budget, item.partition_max_bytes),
                 replica_id,
@@ -112,7 +154,7 @@ def _read(
 
 def _read_partition(
     context: BrokerContext,
-    topic: str | None,
+    requested: _Requested,
     item: Any,
     max_bytes: int,
     replica_id: int,
@@ -124,9 +166,12 @@ def _read_partition(
     Consumers (replica id < 0) read up to the high watermark, from the leader or
     (Fetch v11+, KIP-392) any replica; followers read to the leader's log end."""
     committed_only = replica_id < 0
+    topic = requested.name
     try:
         if topic is None:
             raise KafkaError(ErrorCode.unknown_topic_id)
+        if requested.denied:
+            raise KafkaError(ErrorCode.topic_authorization_failed)
         partition = context.replicas.get(topic, item.partition)
         epoch = getattr(item, "current_leader_epoch", -1)
         if committed_only and rack_id and not partition.is_leader:
@@ -148,7 +193,8 @@ def _read_partition(
             context.leader_quota.record(result.size)
     except Exception as error:  # every failure becomes this partition's error code
         code, _ = error_of(error)
-        log_start, high_watermark = _offsets_or_unknown(context, topic, item.partition)
+        known = None if requested.denied else topic  # nothing about a topic it may not read
+        log_start, high_watermark = _offsets_or_unknown(context, known, item.partition)
         leader = current_leader(context.store.image, topic, item.partition, code)
         failed = FetchedPartition[FileRegion](
             item.partition, code, high_watermark, high_watermark, log_start, current_leader=leader

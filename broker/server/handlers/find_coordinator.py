@@ -6,11 +6,16 @@ from typing import Any
 
 from odradek.broker.protocol.errors import ErrorCode, KafkaError
 from odradek.broker.protocol.framing import Request
+from odradek.broker.security.acl_model import AclOperation, ResourceType
 from odradek.broker.server.context import BrokerContext
 from odradek.broker.server.handlers.errors import awaited_answer_or_error
 
 GROUP_KEY_TYPE = 0
 TRANSACTION_KEY_TYPE = 1
+_KEY_RESOURCES = {
+    GROUP_KEY_TYPE: ResourceType.GROUP,
+    TRANSACTION_KEY_TYPE: ResourceType.TRANSACTIONAL_ID,
+}
 
 
 async def handle(context: BrokerContext, request: Request) -> dict[str, Any]:
@@ -18,6 +23,9 @@ async def handle(context: BrokerContext, request: Request) -> dict[str, Any]:
     key_type = getattr(body, "key_type", GROUP_KEY_TYPE)
 
     async def answer() -> dict[str, Any]:
+        if key_type in _KEY_RESOURCES:  # Kafka: DESCRIBE on the group or transactional id
+            authorization = context.authorization
+            authorization.check(request, AclOperation.DESCRIBE, _KEY_RESOURCES[key_type], body.key)
         if key_type == TRANSACTION_KEY_TYPE:
             raise KafkaError(ErrorCode.coordinator_not_available, "transactions are not served yet")
         if key_type != GROUP_KEY_TYPE:

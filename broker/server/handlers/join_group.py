@@ -7,7 +7,9 @@ import logging
 from typing import Any
 
 from odradek.broker.group.rebalance import JoinRequest
+from odradek.broker.protocol.errors import ErrorCode
 from odradek.broker.protocol.framing import Request
+from odradek.broker.security.acl_model import AclOperation, ResourceType
 from odradek.broker.server.context import BrokerContext
 
 log = logging.getLogger(__name__)
@@ -17,6 +19,18 @@ MEMBER_ID_REQUIRED_VERSION = 4  # KIP-394: new members first get an id, then joi
 
 async def handle(context: BrokerContext, request: Request) -> dict[str, Any]:
     body = request.body
+    if not context.authorization.authorize(
+        request, AclOperation.READ, ResourceType.GROUP, body.group_id
+    ):
+        return {
+            "throttle_time": 0,
+            "error_code": ErrorCode.group_authorization_failed,
+            "generation_id": -1,
+            "protocol_name": "" if request.header.api_version < 7 else None,
+            "leader": "",
+            "member_id": "",
+            "members": [],
+        }
     reason = getattr(body, "reason", None)  # v8+ (KIP-800)
     if reason:
         log.info("%s joins group %s: %s", body.member_id or "a new member", body.group_id, reason)

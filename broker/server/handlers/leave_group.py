@@ -8,6 +8,7 @@ from typing import Any
 
 from odradek.broker.protocol.errors import ErrorCode
 from odradek.broker.protocol.framing import Request
+from odradek.broker.security.acl_model import AclOperation, ResourceType
 from odradek.broker.server.context import BrokerContext
 from odradek.broker.server.handlers.errors import error_of
 
@@ -28,6 +29,7 @@ async def handle(context: BrokerContext, request: Request) -> dict[str, Any]:
         if getattr(item, "reason", None):  # v5+ (KIP-800)
             log.info("%s leaves group %s: %s", item.member_id, body.group_id, item.reason)
     try:
+        context.authorization.check(request, AclOperation.READ, ResourceType.GROUP, body.group_id)
         codes = context.groups.leave(body.group_id, leaving)
     except Exception as error:  # every failure becomes the response's error code
         code, _ = error_of(error)

@@ -8,6 +8,7 @@ from typing import Any
 
 from odradek.broker.group.group import Group
 from odradek.broker.protocol.framing import Request
+from odradek.broker.security.acl_model import AclOperation, ResourceType
 from odradek.broker.server.context import BrokerContext
 from odradek.broker.server.handlers.errors import answer_or_error
 
@@ -19,6 +20,17 @@ async def handle(context: BrokerContext, request: Request) -> dict[str, Any]:
 
     def answer() -> dict[str, Any]:
         groups = context.groups.list_groups(getattr(request.body, "states_filter", ()))
+        # Kafka: DESCRIBE on the cluster lists every group, else those the sender may DESCRIBE
+        authorization = context.authorization
+        if not authorization.authorize_cluster(request, AclOperation.DESCRIBE, log_denied=False):
+            groups = authorization.filter(
+                request,
+                AclOperation.DESCRIBE,
+                ResourceType.GROUP,
+                groups,
+                lambda group: group.group_id,
+                log_denied=False,
+            )
         return {"groups": _listed(groups, types)}
 
     return {"throttle_time": 0, **answer_or_error(answer, {"groups": []})}

@@ -15,6 +15,7 @@ from odradek.broker.cluster.partition import (
 )
 from odradek.broker.protocol.errors import ErrorCode, KafkaError
 from odradek.broker.protocol.framing import Request
+from odradek.broker.security.acl_model import AclOperation, ResourceType
 from odradek.broker.server.context import BrokerContext
 from odradek.broker.server.handlers.errors import answer_or_error
 
@@ -31,22 +32,31 @@ FIRST_VERSION = {
 
 async def handle(context: BrokerContext, request: Request) -> dict[str, Any]:
     version = request.header.api_version
+    topics = request.body.topics
+    describable = context.authorization.allowed_names(
+        request, AclOperation.DESCRIBE, ResourceType.TOPIC, (topic.name for topic in topics)
+    )
     return {
         "throttle_time": 0,
         "topics": [
             {
                 "name": topic.name,
                 "partitions": [
-                    _lookup(context, version, topic.name, item) for item in topic.partitions
+                    _lookup(context, version, topic.name, item, topic.name in describable)
+                    for item in topic.partitions
                 ],
             }
-            for topic in request.body.topics
+            for topic in topics
         ],
     }
 
 
-def _lookup(context: BrokerContext, version: int, topic: str, item: Any) -> dict[str, Any]:
+def _lookup(
+    context: BrokerContext, version: int, topic: str, item: Any, describable: bool
+) -> dict[str, Any]:
     def answer() -> dict[str, Any]:
+        if not describable:
+            raise KafkaError(ErrorCode.topic_authorization_failed)
         if item.timestamp < 0 and version < FIRST_VERSION.get(item.timestamp, version + 1):
             raise KafkaError(
                 ErrorCode.unsupported_version,

@@ -6,10 +6,14 @@ from typing import Any
 
 from odradek.broker.protocol.errors import ErrorCode
 from odradek.broker.protocol.framing import Request
+from odradek.broker.security.acl_model import AclOperation
 from odradek.broker.server.context import BrokerContext
 
 
 async def handle(context: BrokerContext, request: Request) -> dict[str, Any]:
+    if not context.authorization.authorize_cluster(request, AclOperation.DESCRIBE):
+        return {"throttle_time": 0, "error_code": ErrorCode.cluster_authorization_failed,
+                "error_message": None, "topics": []}  # fmt: skip
     image = context.store.image
     wanted = request.body.topics
     selected = (

@@ -10,6 +10,7 @@ from odradek.broker.group.coordinator import OffsetToCommit
 from odradek.broker.group.group import TopicPartition
 from odradek.broker.protocol.errors import ErrorCode
 from odradek.broker.protocol.framing import Request
+from odradek.broker.security.acl_model import AclOperation, ResourceType
 from odradek.broker.server.context import BrokerContext
 
 DEFAULT_RETENTION = -1
@@ -25,12 +26,25 @@ async def handle(context: BrokerContext, request: Request) -> dict[str, Any]:
     )
     by_id = request.header.api_version >= TOPIC_IDS_FROM
     offsets: dict[TopicPartition, OffsetToCommit] = {}
-    unknown_ids: list[dict[str, Any]] = []
-    for topic in body.topics:
-        name = image.topic_name(topic.topic_id) if by_id else topic.name
-        if name is None:  # v10: an id this cluster does not know
-            codes = {item.partition_index: ErrorCode.unknown_topic_id for item in topic.partitions}
-            unknown_ids.append({"name": "", "topic_id": topic.topic_id, **_partitions(codes)})
+    refused: list[dict[str, Any]] = []
+    names = [image.topic_name(topic.topic_id) if by_id else topic.name for topic in body.topics]
+    # Kafka: READ on the group for the whole request, then READ on each topic
+    authorization = context.authorization
+    if not authorization.authorize(request, AclOperation.READ, ResourceType.GROUP, body.group_id):
+        readable: set[str] = set()
+        denied = ErrorCode.group_authorization_failed
+    else:
+        readable = authorization.allowed_names(
+            request, AclOperation.READ, ResourceType.TOPIC, names
+        )
+        denied = ErrorCode.topic_authorization_failed
+    for topic, name in zip(body.topics, names, strict=True):
+        if name is None or name not in readable:  # an unknown id (v10), or not allowed
+            code = ErrorCode.unknown_topic_id if name is None else denied
+            codes = {item.partition_index: code for item in topic.partitions}
+            topic_id = getattr(topic, "topic_id", None)  # v10+
+            failed_topic = {"name": name or "", "topic_id": topic_id, **_partitions(codes)}
+            refused.append(failed_topic)
             continue
         for item in topic.partitions:
             offsets[(name, item.partition_index)] = OffsetToCommit(
@@ -39,18 +53,22 @@ async def handle(context: BrokerContext, request: Request) -> dict[str, Any]:
                 item.committed_metadata,
                 max(retention_ms, DEFAULT_RETENTION),
             )
-    results = await context.groups.commit_offsets(
-        body.group_id,
-        body.generation_id_or_member_epoch,
-        body.member_id,
-        getattr(body, "group_instance_id", None),
-        offsets,
+    results = (
+        await context.groups.commit_offsets(
+            body.group_id,
+            body.generation_id_or_member_epoch,
+            body.member_id,
+            getattr(body, "group_instance_id", None),
+            offsets,
+        )
+        if denied is not ErrorCode.group_authorization_failed
+        else {}
     )
     answered = by_topic(results)
     for topic in answered:
         metadata = image.topics.get(topic["name"])
         topic["topic_id"] = metadata.topic_id if metadata is not None else None
-    return {"throttle_time": 0, "topics": answered + unknown_ids}
+    return {"throttle_time": 0, "topics": answered + refused}
 
 
 def by_topic(results: dict[TopicPartition, ErrorCode]) -> list[dict[str, Any]]:

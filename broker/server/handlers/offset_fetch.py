@@ -13,6 +13,7 @@ from odradek.broker.group.group import TopicPartition
 from odradek.broker.group.record_format import CommittedOffset
 from odradek.broker.protocol.errors import ErrorCode
 from odradek.broker.protocol.framing import Request
+from odradek.broker.security.acl_model import AclOperation, ResourceType
 from odradek.broker.server.context import BrokerContext
 from odradek.broker.server.handlers.errors import error_of
 
@@ -27,21 +28,29 @@ async def handle(context: BrokerContext, request: Request) -> dict[str, Any]:
     image = context.store.image
     if version >= GROUPS_FROM:
         groups = [
-            {"group_id": g.group_id, **_group(context, image, version, g.group_id, g.topics)}
+            {
+                "group_id": g.group_id,
+                **_group(context, request, image, version, g.group_id, g.topics),
+            }
             for g in body.groups
         ]
         return {"throttle_time": 0, "groups": groups}
-    return {"throttle_time": 0, **_group(context, image, version, body.group_id, body.topics)}
+    answer = _group(context, request, image, version, body.group_id, body.topics)
+    return {"throttle_time": 0, **answer}
 
 
 def _group(
     context: BrokerContext,
+    request: Request,
     image: MetadataImage,
     version: int,
     group_id: str,
     topics: Sequence[Any] | None,
 ) -> dict[str, Any]:
-    """One group's answer: its error code and topics."""
+    """One group's answer: its error code and topics. Kafka's checks: DESCRIBE on the group,
+    then DESCRIBE on each topic (a topic the sender may not describe is answered
+    TOPIC_AUTHORIZATION_FAILED when named, and left out of all the group's offsets)."""
+    authorization = context.authorization
     by_id = version >= TOPIC_IDS_FROM
     requested: list[TopicPartition] | None = None
     unknown_ids: dict[uuid.UUID, list[int]] = {}
@@ -53,14 +62,32 @@ def _group(
                 unknown_ids[topic.topic_id] = list(topic.partition_indexes)
             else:
                 requested.extend((name, index) for index in topic.partition_indexes)
+    denied: list[TopicPartition] = []
+    if requested is not None:
+        describable = authorization.allowed_names(
+            request, AclOperation.DESCRIBE, ResourceType.TOPIC, (name for name, _ in requested)
+        )
+        denied = [item for item in requested if item[0] not in describable]
+        requested = [item for item in requested if item[0] in describable]
     try:
+        authorization.check(request, AclOperation.DESCRIBE, ResourceType.GROUP, group_id)
         found = context.groups.fetch_offsets(group_id, requested)
+        if topics is None:
+            describable = authorization.allowed_names(
+                request, AclOperation.DESCRIBE, ResourceType.TOPIC, {name for name, _ in found}
+            )
+            found = {item: offset for item, offset in found.items() if item[0] in describable}
     except Exception as error:  # every failure becomes the group's error code
         code, _ = error_of(error)
         # v1 has no top-level error: each partition carries it
-        failed: dict[TopicPartition, CommittedOffset | None] = dict.fromkeys(requested or [])
+        failed: dict[TopicPartition, CommittedOffset | None] = dict.fromkeys(
+            [*(requested or []), *denied]
+        )
         return {"error_code": code, "topics": _topics(image, failed, by_id, code)}
     answered = _topics(image, found, by_id)
+    if denied:
+        unauthorized = dict.fromkeys(denied)
+        answered += _topics(image, unauthorized, by_id, ErrorCode.topic_authorization_failed)
     for topic_id, indexes in unknown_ids.items():
         unknown = [_partition(index, None, ErrorCode.unknown_topic_id) for index in indexes]
         answered.append({"name": "", "topic_id": topic_id, "partitions": unknown})

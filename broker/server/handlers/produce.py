@@ -13,6 +13,8 @@ from odradek.broker.protocol.produce_response import (
     ProducedTopic,
     encode_produce_response,
 )
+from odradek.broker.security.acl_model import AclOperation, ResourceType
+from odradek.broker.server.client_quota_manager import QuotaType
 from odradek.broker.server.context import BrokerContext
 from odradek.broker.server.handlers.errors import error_of
 from odradek.broker.server.handlers.types import EncodedResponse
@@ -28,15 +30,17 @@ async def handle(context: BrokerContext, request: Request) -> EncodedResponse | 
     image = context.store.image
     topics: list[ProducedTopic] = []
     commits = []
-    for topic_data in body.topic_data:
-        if version >= TOPIC_IDS_FROM:  # KIP-516
-            name = image.topic_name(topic_data.topic_id)
-            topic = ProducedTopic(name or "", [], topic_data.topic_id)
-        else:
-            name = topic_data.name
-            topic = ProducedTopic(name)
+    by_id = version >= TOPIC_IDS_FROM  # KIP-516
+    names = [image.topic_name(t.topic_id) if by_id else t.name for t in body.topic_data]
+    writable = context.authorization.allowed_names(
+        request, AclOperation.WRITE, ResourceType.TOPIC, names
+    )
+    for topic_data, name in zip(body.topic_data, names, strict=True):
+        topic = ProducedTopic(name or "", [], topic_data.topic_id if by_id else None)
         for item in topic_data.partition_data:
-            produced, last_offset = _append(context, name, item.index, item.records, acks)
+            produced, last_offset = _append(
+                context, name, item.index, item.records, acks, name in writable
+            )
             if acks == -1 and produced.error_code == ErrorCode.none:
                 commits.append(
                     _await_commit(
@@ -52,11 +56,15 @@ async def handle(context: BrokerContext, request: Request) -> EncodedResponse | 
         topics.append(topic)
     # acks=all: answer once the high watermark passed every batch (or time ran out).
     await asyncio.gather(*commits)
-    if acks == 0:
-        return None
+    throttle_ms = context.quotas.record(
+        QuotaType.PRODUCE, request.principal, request.header.client_id, request.size
+    )
+    if acks == 0:  # no response; a throttle only mutes the connection
+        return EncodedResponse((), throttle_ms) if throttle_ms else None
     leaders = (partition.current_leader for topic in topics for partition in topic.partitions)
     endpoints = leader_endpoints(context.store.image, leaders, request.listener_name)
-    return EncodedResponse([encode_produce_response(version, topics, node_endpoints=endpoints)])
+    encoded = encode_produce_response(version, topics, throttle_ms, node_endpoints=endpoints)
+    return EncodedResponse([encoded], throttle_ms)
 
 
 async def _await_commit(
@@ -81,13 +89,20 @@ async def _await_commit(
 
 
 def _append(
-    context: BrokerContext, topic_name: str | None, index: int, records: bytes | None, acks: int
+    context: BrokerContext,
+    topic_name: str | None,
+    index: int,
+    records: bytes | None,
+    acks: int,
+    writable: bool,
 ) -> tuple[ProducedPartition, int]:
     """Append to one partition: its response and the last offset written (-1 on error).
     ``topic_name`` is None when the request named the topic by an unknown id."""
     try:
         if topic_name is None:
             raise KafkaError(ErrorCode.unknown_topic_id)
+        if not writable:
+            raise KafkaError(ErrorCode.topic_authorization_failed)
         if acks not in _VALID_ACKS:
             raise KafkaError(ErrorCode.invalid_required_acks, f"acks={acks} is not -1, 0 or 1")
         if _is_transactional(records):

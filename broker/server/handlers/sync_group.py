@@ -5,12 +5,24 @@ from __future__ import annotations
 from typing import Any
 
 from odradek.broker.group.rebalance import SyncRequest
+from odradek.broker.protocol.errors import ErrorCode
 from odradek.broker.protocol.framing import Request
+from odradek.broker.security.acl_model import AclOperation, ResourceType
 from odradek.broker.server.context import BrokerContext
 
 
 async def handle(context: BrokerContext, request: Request) -> dict[str, Any]:
     body = request.body
+    if not context.authorization.authorize(
+        request, AclOperation.READ, ResourceType.GROUP, body.group_id
+    ):
+        return {
+            "throttle_time": 0,
+            "error_code": ErrorCode.group_authorization_failed,
+            "protocol_type": None,
+            "protocol_name": None,
+            "assignment": b"",
+        }
     sync = SyncRequest(
         member_id=body.member_id,
         group_instance_id=getattr(body, "group_instance_id", None),

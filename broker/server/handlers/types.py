@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -15,10 +15,12 @@ from odradek.broker.server.context import BrokerContext
 class EncodedResponse:
     """A response encoded by the handler itself: bytes and file regions, in order.
 
-    The chunks hold the body only; the connection adds size and header.
+    The chunks hold the body only; the connection adds size and header. No chunks: no
+    response is sent (acks=0), yet ``throttle_ms`` still mutes the connection.
     """
 
     chunks: Sequence[bytes | FileRegion]
+    throttle_ms: int = 0  # the client quota throttle the body carries
 
 
 # Kafka's value for "authorized operations were not requested".
@@ -26,7 +28,7 @@ AUTHORIZED_OPERATIONS_OMITTED = -(2**31)
 
 # A plain mapping is built into the response entity of the request's version.
 Response = Mapping[str, Any] | EncodedResponse | None
-Handler = Callable[[BrokerContext, Request], Awaitable[Response]]
+Handler = Callable[[BrokerContext, Request], Coroutine[Any, Any, Response]]
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@ from typing import Any
 
 from odradek.broker.protocol.errors import ErrorCode, KafkaError
 from odradek.broker.protocol.framing import Request
+from odradek.broker.security.acl_model import AclOperation
 from odradek.broker.server.context import BrokerContext
 from odradek.broker.server.handlers.api_versions import (
     METADATA_VERSION,
@@ -19,7 +20,8 @@ TOP_LEVEL_ERRORS_FROM = 2  # v2 drops the per-feature results (KIP-1022)
 
 
 async def handle(context: BrokerContext, request: Request) -> dict[str, Any]:
-    results = [_result(update) for update in request.body.feature_updates]
+    allowed = context.authorization.authorize_cluster(request, AclOperation.ALTER)
+    results = [_result(update, allowed) for update in request.body.feature_updates]
     failed = next((r for r in results if r["error_code"] != ErrorCode.none), None)
     if request.header.api_version >= TOP_LEVEL_ERRORS_FROM and failed is not None:
         top = {"error_code": failed["error_code"], "error_message": failed["error_message"]}
@@ -28,14 +30,16 @@ async def handle(context: BrokerContext, request: Request) -> dict[str, Any]:
     return {"throttle_time": 0, **top, "results": results}
 
 
-def _result(update: Any) -> dict[str, Any]:
+def _result(update: Any, allowed: bool) -> dict[str, Any]:
     return {
         "feature": update.feature,
-        **answer_or_error(lambda: _check(update), {}, "error_message"),
+        **answer_or_error(lambda: _check(update, allowed), {}, "error_message"),
     }
 
 
-def _check(update: Any) -> dict[str, Any]:
+def _check(update: Any, allowed: bool) -> dict[str, Any]:
+    if not allowed:
+        raise KafkaError(ErrorCode.cluster_authorization_failed)
     if update.feature != METADATA_VERSION:
         raise KafkaError(
             ErrorCode.invalid_update_version,

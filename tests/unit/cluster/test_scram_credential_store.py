@@ -79,3 +79,13 @@ def test_the_metadata_file_holds_no_password_and_only_its_owner_reads_it(tmp_pat
     assert "alice-secret" not in text and base64.b64encode(salted).decode() not in text
     assert base64.b64encode(ALICE_256.stored_key).decode() in text
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
+
+
+def test_the_decoy_secret_for_unknown_users_is_made_once_and_kept(tmp_path: Path) -> None:
+    first = EmbeddedMetadataStore(tmp_path, BROKER).image
+    again = EmbeddedMetadataStore(tmp_path, BROKER).image
+    other = EmbeddedMetadataStore(tmp_path / "other", BROKER).image
+    assert len(first.scram_decoy_secret) == 32
+    assert again.scram_decoy_secret == first.scram_decoy_secret  # same answers after a restart
+    assert other.scram_decoy_secret != first.scram_decoy_secret
+    assert first.scram_decoy_secret.hex() not in repr(first)

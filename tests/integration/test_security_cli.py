@@ -1,0 +1,137 @@
+"""`odradek user` and `odradek acl` against a broker with SASL and the authorizer on: the
+administrator (a super user logged in with PLAIN) gives alice SCRAM passwords and ACLs, and
+alice's own clients show the effect: she logs in or not, may write a topic or not."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from broker_process import BrokerFactory, unique_name
+from confluent_kafka import KafkaError, Producer
+from odradek_cli import odradek
+from secured_broker import SecuredBroker, secured_broker
+
+ADMIN = ("bob", "bob-secret")  # a PLAIN user, and super user
+
+
+@pytest.fixture(scope="module")
+def secured(
+    module_broker_factory: BrokerFactory, tmp_path_factory: pytest.TempPathFactory
+) -> SecuredBroker:
+    return secured_broker(
+        module_broker_factory,
+        tmp_path_factory.mktemp("security-cli"),
+        {
+            "authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+            "super.users": f"User:{ADMIN[0]}",
+        },
+    )
+
+
+def as_admin(secured: SecuredBroker, *args: str, stdin: str | None = None, expect: int = 0) -> Any:
+    user, password = ADMIN
+    connection = ["--bootstrap-server", secured.sasl_plaintext_bootstrap(),
+                  "-X", "security.protocol=SASL_PLAINTEXT", "-X", "sasl.mechanism=PLAIN",
+                  "-X", f"sasl.username={user}", "-X", f"sasl.password={password}"]  # fmt: skip
+    return odradek(*args, *connection, stdin=stdin, expect=expect)
+
+
+def alice(secured: SecuredBroker, mechanism: str, password: str = "alice-secret") -> dict[str, Any]:
+    return {
+        "bootstrap.servers": secured.sasl_plaintext_bootstrap(),
+        "security.protocol": "SASL_PLAINTEXT",
+        "sasl.mechanism": mechanism,
+        "sasl.username": "alice",
+        "sasl.password": password,
+    }
+
+
+def produce_one(settings: dict[str, Any], topic: str) -> KafkaError | None:
+    """Produce a record; the error it failed with, or None. Authentication errors count."""
+    failures: list[KafkaError] = []
+    producer = Producer({**settings, "error_cb": failures.append, "message.timeout.ms": 8000})
+    producer.produce(topic, b"x", on_delivery=lambda error, _: failures.append(error))
+    producer.flush(15)
+    errors = [e for e in failures if e is not None]
+    return errors[0] if errors else None
+
+
+def described_users(secured: SecuredBroker, *names: str) -> list[list[str]]:
+    out = as_admin(secured, "user", "describe", *names).stdout
+    return [line.split() for line in out.splitlines()[1:]]
+
+
+def test_user_passwords_set_described_and_deleted(secured: SecuredBroker) -> None:
+    set_512 = as_admin(secured, "user", "set-password", "alice", stdin="alice-secret\n")
+    assert "Set the SCRAM-SHA-512 password of alice." in set_512.stderr
+    as_admin(secured, "user", "set-password", "alice", "--mechanism", "SCRAM-SHA-256",
+             "--iterations", "8192", stdin="alice-secret\n")  # fmt: skip
+    assert described_users(secured, "alice") == [
+        ["alice", "SCRAM-SHA-256", "8192"],
+        ["alice", "SCRAM-SHA-512", "4096"],
+    ]
+    topic = unique_name("cli-login")
+    logged_in = produce_one(alice(secured, "SCRAM-SHA-256"), topic)  # but may not write
+    assert logged_in is not None and logged_in.code() == KafkaError.TOPIC_AUTHORIZATION_FAILED
+    wrong = produce_one(alice(secured, "SCRAM-SHA-512", "not-her-password"), topic)
+    assert wrong is not None and wrong.code() == KafkaError._AUTHENTICATION
+
+    deleted = as_admin(secured, "user", "delete", "alice", "--mechanism", "SCRAM-SHA-256")
+    assert "Deleted SCRAM-SHA-256 of alice." in deleted.stderr
+    assert described_users(secured, "alice") == [["alice", "SCRAM-SHA-512", "4096"]]
+    gone = produce_one(alice(secured, "SCRAM-SHA-256"), topic)
+    assert gone is not None and gone.code() == KafkaError._AUTHENTICATION
+    as_admin(secured, "user", "delete", "alice")
+    missing = as_admin(secured, "user", "describe", "alice", expect=1)
+    assert "cannot describe users: attempt to describe a user credential that does not exist" in (
+        missing.stderr.lower()
+    )
+
+
+def test_user_commands_refuse_bad_input_with_a_sentence(secured: SecuredBroker) -> None:
+    too_few = as_admin(secured, "user", "set-password", "x", "--iterations", "100", expect=2)
+    assert "expected an integer >= 4096" in too_few.stderr
+    too_many = as_admin(secured, "user", "set-password", "x", "--iterations", "20000",
+                        stdin="pw\n", expect=1)  # fmt: skip
+    assert "--iterations: at most 16384" in too_many.stderr
+    empty = as_admin(secured, "user", "set-password", "x", stdin="\n", expect=1)
+    assert "the password is empty" in empty.stderr
+
+
+def acl_rows(secured: SecuredBroker, *filters: str) -> list[list[str]]:
+    out = as_admin(secured, "acl", "list", *filters).stdout
+    return [line.split() for line in out.splitlines()[1:]]
+
+
+def test_acls_added_listed_and_removed_decide_what_alice_may_write(secured: SecuredBroker) -> None:
+    as_admin(secured, "user", "set-password", "alice", stdin="alice-secret\n")
+    prefix = unique_name("orders")
+    topic = f"{prefix}-eu"
+    as_admin(secured, "topic", "create", topic)
+    settings = alice(secured, "SCRAM-SHA-512")
+    refused = produce_one(settings, topic)
+    assert refused is not None and refused.code() == KafkaError.TOPIC_AUTHORIZATION_FAILED
+
+    added = as_admin(secured, "acl", "add", "--principal", "User:alice", "--topic", prefix,
+                     "--prefixed", "--operation", "Write", "--operation", "describe")  # fmt: skip
+    assert "Added:" in added.stderr
+    expected = [
+        ["TOPIC", prefix, "PREFIXED", "User:alice", "*", "DESCRIBE", "ALLOW"],
+        ["TOPIC", prefix, "PREFIXED", "User:alice", "*", "WRITE", "ALLOW"],
+    ]
+    assert [line.split() for line in added.stdout.splitlines()[1:]] == expected
+    assert acl_rows(secured, "--topic", prefix, "--prefixed") == expected
+    assert acl_rows(secured, "--principal", "User:alice") == expected
+    assert produce_one(settings, topic) is None
+
+    as_admin(secured, "acl", "add", "--deny", "--principal", "User:alice", "--topic", topic,
+             "--operation", "write")  # fmt: skip
+    denied = produce_one(settings, topic)
+    assert denied is not None and denied.code() == KafkaError.TOPIC_AUTHORIZATION_FAILED
+
+    removed = as_admin(secured, "acl", "remove", "--principal", "User:alice")
+    assert "Removed 3 ACL binding(s)" in removed.stderr
+    assert acl_rows(secured, "--principal", "User:alice") == []
+    everything = as_admin(secured, "acl", "remove", expect=1)
+    assert "this would remove every ACL" in everything.stderr
