@@ -21,10 +21,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from acl_wire import Session
+from acl_wire import Session, filled
 from broker_process import Broker, BrokerFactory, free_port, http_get
+from cluster_harness import ClusterFactory
+from confluent_kafka import Consumer, KafkaError, Producer
 from kafka_tools import kafka_tool, run_kafka_tool
-from kafka_wire import build_batch
+from kafka_wire import WireClient, build_batch, load_request_schema
+
+from odradek.broker.protocol.entity_builder import build_entity
 
 PASSWORDS = {"admin": "admin-secret", "alice": "alice-secret", "bob": "bob-secret",
              "carol": "carol-secret"}  # fmt: skip
@@ -634,18 +638,15 @@ def test_acl_apis_refuse_what_kafka_refuses(secured: Secured) -> None:
 
 
 def test_confluent_kafka_sees_authorization_exceptions(secured: Secured) -> None:
-    confluent_kafka = pytest.importorskip("confluent_kafka")
     settings = {"bootstrap.servers": secured.bootstrap, "security.protocol": "SASL_PLAINTEXT",
                 "sasl.mechanism": "PLAIN", "sasl.username": "alice",
                 "sasl.password": PASSWORDS["alice"]}  # fmt: skip
     errors: list[Any] = []
-    producer = confluent_kafka.Producer(
-        {**settings, "message.timeout.ms": 5000, "enable.idempotence": False}
-    )
+    producer = Producer({**settings, "message.timeout.ms": 5000, "enable.idempotence": False})
     producer.produce("t-secret", b"v", on_delivery=lambda error, _: errors.append(error))
     producer.flush(10)
-    assert errors and errors[0].code() == confluent_kafka.KafkaError.TOPIC_AUTHORIZATION_FAILED
-    consumer = confluent_kafka.Consumer({**settings, "group.id": "g-forbidden",
+    assert errors and errors[0].code() == KafkaError.TOPIC_AUTHORIZATION_FAILED
+    consumer = Consumer({**settings, "group.id": "g-forbidden",
                                          "auto.offset.reset": "earliest"})  # fmt: skip
     consumer.subscribe(["t-alice"])
     deadline, seen = time.monotonic() + 15, None
@@ -654,7 +655,7 @@ def test_confluent_kafka_sees_authorization_exceptions(secured: Secured) -> None
         if message is not None and message.error() is not None:
             seen = message.error().code()
     consumer.close()
-    assert seen == confluent_kafka.KafkaError.GROUP_AUTHORIZATION_FAILED
+    assert seen == KafkaError.GROUP_AUTHORIZATION_FAILED
 
 
 def test_kafka_console_consumer_reports_topic_authorization(secured: Secured) -> None:
@@ -712,3 +713,43 @@ def test_kafka_acls_adds_lists_and_removes_acls(secured: Secured) -> None:
                "--resource-pattern-type", "prefixed")  # fmt: skip
     after = kafka_acls(secured, "--list", "--principal", "User:dora")
     assert "User:dora" not in after.replace("ACLs for principal `User:dora`", "")
+
+
+def acl_call(bootstrap: str, api_key: int, **fields: Any) -> Any:
+    """One ACL request (v3) to the broker at ``bootstrap``, on PLAINTEXT (User:ANONYMOUS)."""
+    schema = load_request_schema(api_key, 3)
+    with WireClient.to(bootstrap) as wire:
+        return wire.call(api_key, 3, build_entity(schema, filled(schema, fields)))
+
+
+def test_an_acl_created_through_one_broker_is_enforced_by_every_broker_within_a_second(
+    cluster_factory: ClusterFactory,
+) -> None:
+    settings = {"authorizer.class.name": STANDARD_AUTHORIZER,
+                "allow.everyone.if.no.acl.found": "true"}  # fmt: skip
+    cluster = cluster_factory(brokers=3, settings=settings)
+    topic = cluster.create_topic(1, 3, prefix="guarded")
+    denied = acl(TOPIC, topic, "User:ANONYMOUS", WRITE, DENY)
+    created = acl_call(cluster.brokers[0].bootstrap, CREATE_ACLS, creations=[denied])
+    assert created.results[0].error_code.value == NONE
+    started = time.monotonic()
+    for node in (1, 2):
+        while True:
+            listed = acl_call(
+                cluster.brokers[node].bootstrap,
+                DESCRIBE_ACLS,
+                resource_type_filter=TOPIC,
+                resource_name_filter=topic,
+                pattern_type_filter=LITERAL,
+                operation=1,
+                permission_type=1,
+            )
+            if [r.resource_name for r in listed.resources] == [topic]:
+                break
+            assert time.monotonic() - started < 1.0, f"broker {node} does not list the ACL"
+            time.sleep(0.02)
+    failures: list[Any] = []
+    producer = Producer({"bootstrap.servers": cluster.bootstrap, "message.timeout.ms": 10000})
+    producer.produce(topic, b"x", on_delivery=lambda error, _: failures.append(error))
+    producer.flush(15)
+    assert [f.code() for f in failures] == [KafkaError.TOPIC_AUTHORIZATION_FAILED]

@@ -262,7 +262,11 @@ def scram_user(secured: SecuredBroker) -> str:
 
 @pytest.mark.parametrize(
     ("listener", "mechanism"),
-    [("SASL_SSL", "SCRAM-SHA-512"), ("SASL_PLAINTEXT", "SCRAM-SHA-256")],
+    [
+        ("SASL_SSL", "SCRAM-SHA-512"),
+        ("SASL_SSL", "SCRAM-SHA-256"),
+        ("SASL_PLAINTEXT", "SCRAM-SHA-256"),
+    ],
 )
 @pytest.mark.parametrize("client", list(CLIENTS))
 def test_every_client_logs_in_with_scram_credentials_set_by_kafka_configs(
