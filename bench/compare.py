@@ -25,7 +25,7 @@ from pathlib import Path
 
 from compare_chart import write_chart
 from compare_report import Sample, markdown_table, read_json, update_markdown, write_json
-from java_clients import java_consume, java_produce, write_payloads
+from java_clients import client_config, java_consume, java_produce, write_payloads
 from kafka_dist import KAFKA_VERSION
 from kafka_system import kafka_cluster
 from load_workers import (
@@ -41,6 +41,7 @@ from load_workers import (
 from odradek_system import odradek_broker, odradek_cluster
 from proc_stats import cpu_split, peak_rss_bytes, pinned
 from running_system import RunningSystem, create_topic
+from secured_listener import PROTOCOLS, ListenerSecurity, listener_security, negotiated_tls
 from workloads import MIB, WORKLOADS, Workload, quick
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -48,14 +49,24 @@ TOPIC = "bench"
 WARM_UP_TOPIC = "warm-up"
 WARM_UP_BYTES = 64 * MIB
 LATENCY_LOAD = 0.5
-Starter = Callable[[Path, int], AbstractContextManager[RunningSystem]]
+Starter = Callable[[Path, int, ListenerSecurity], AbstractContextManager[RunningSystem]]
 
 
-def _start_odradek(workdir: Path, nodes: int) -> AbstractContextManager[RunningSystem]:
-    return odradek_broker(workdir) if nodes == 1 else odradek_cluster(workdir, nodes)
+def _start_odradek(
+    workdir: Path, nodes: int, security: ListenerSecurity
+) -> AbstractContextManager[RunningSystem]:
+    if nodes == 1:
+        return odradek_broker(workdir, security=security)
+    return odradek_cluster(workdir, nodes)  # PLAINTEXT only: _selected refuses the others
 
 
-STARTERS: dict[str, Starter] = {"odradek": _start_odradek, "kafka": kafka_cluster}
+def _start_kafka(
+    workdir: Path, nodes: int, security: ListenerSecurity
+) -> AbstractContextManager[RunningSystem]:
+    return kafka_cluster(workdir, nodes, security=security)
+
+
+STARTERS: dict[str, Starter] = {"odradek": _start_odradek, "kafka": _start_kafka}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -71,6 +82,7 @@ def main(argv: list[str] | None = None) -> int:
         "started": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "quick": args.quick,
         "rounds": args.rounds,
+        "security": args.security,
         "kafka": KAFKA_VERSION,
         "commit": _git_commit(),
         "cpus": os.cpu_count(),
@@ -80,6 +92,8 @@ def main(argv: list[str] | None = None) -> int:
         "load_before": os.getloadavg(),
     }
     samples: list[Sample] = []
+    tls: dict[str, str] = {}
+    context["tls"] = tls
     try:
         for round_number in range(args.rounds):
             order = args.systems if round_number % 2 == 0 else args.systems[::-1]
@@ -87,7 +101,9 @@ def main(argv: list[str] | None = None) -> int:
             for workload in workloads:
                 for system in order:
                     _log(f"round {round_number + 1}/{args.rounds}: {workload.name} on {system}")
-                    samples += _run(system, workload, round_number, rates, broker_cpus)
+                    samples += _run(
+                        system, workload, round_number, rates, broker_cpus, args.security, tls
+                    )
     except BenchError as error:
         print(f"bench: error: {error}", file=sys.stderr)
         return 1
@@ -115,12 +131,21 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--systems", default="odradek,kafka", type=lambda text: tuple(text.split(","))
     )
+    parser.add_argument(
+        "--security",
+        default="PLAINTEXT",
+        type=str.upper,
+        choices=PROTOCOLS,
+        help="the clients' listener on both systems (default PLAINTEXT); each has its own table",
+    )
     stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
     parser.add_argument(
         "--output", type=Path, default=ROOT / "bench" / "results" / f"compare-{stamp}.json"
     )
     parser.add_argument("--docs", type=Path, default=ROOT / "docs" / "benchmarks.md")
-    parser.add_argument("--chart", type=Path, default=ROOT / "docs" / "benchmarks.png")
+    parser.add_argument(
+        "--chart", type=Path, help="default docs/benchmarks.png, or benchmarks-<security>.png"
+    )
     parser.add_argument(
         "--report-only", type=Path, metavar="JSON", help="rewrite table and chart from a JSON file"
     )
@@ -134,6 +159,10 @@ def _selected(args: argparse.Namespace) -> list[Workload]:
     unknown = set(names) - {w.name for w in WORKLOADS}
     if unknown:
         raise SystemExit(f"unknown workloads: {', '.join(sorted(unknown))}")
+    clustered = [w.name for w in WORKLOADS if w.name in names and w.nodes > 1]
+    if args.security != "PLAINTEXT" and clustered:
+        # odradek cluster's LocalCluster gives each broker one PLAINTEXT listener.
+        raise SystemExit(f"--security {args.security} runs one node only, not: {clustered}")
     backlog = (args.backlog_mb or (128 if args.quick else 2048)) * MIB
     chosen = []
     for workload in WORKLOADS:
@@ -151,14 +180,22 @@ def _run(
     round_number: int,
     rates: dict[tuple[str, str], float],
     broker_cpus: set[int],
+    protocol: str,
+    tls: dict[str, str],
 ) -> list[Sample]:
-    """Start ``system``, run ``workload``'s phases, stop it; one sample per phase."""
+    """Start ``system`` with its clients' listener on ``protocol``, run ``workload``'s
+    phases, stop it; one sample per phase. ``tls`` collects the TLS version and cipher
+    suite each system negotiated."""
     with tempfile.TemporaryDirectory(prefix=f"bench-{system}-") as tmp, ExitStack() as stack:
+        security = listener_security(protocol, Path(tmp) / "security")
         with pinned(broker_cpus):
-            running = stack.enter_context(STARTERS[system](Path(tmp), workload.nodes))
+            running = stack.enter_context(STARTERS[system](Path(tmp), workload.nodes, security))
         _log(f"{system} ready in {running.ready_seconds:.1f} s at {running.bootstrap}")
+        if security.tls:
+            tls[system] = negotiated_tls(running.bootstrap, security)
+            _log(f"{system} {protocol} listener: {tls[system]}")
         configs = {"min.insync.replicas": "2"} if workload.replication > 1 else {}
-        create_topic(running.bootstrap, TOPIC, workload.partitions, workload.replication, configs)
+        create_topic(running.client, TOPIC, workload.partitions, workload.replication, configs)
         phases = list(_phases(workload, running, rates, Path(tmp)))
         peak_rss = max(peak_rss_bytes(pid) for pid in running.broker_pids)
     samples = []
@@ -203,7 +240,7 @@ def _phases(
         workload.linger_ms,
         workload.batch_size,
     )
-    bootstrap, pids = running.bootstrap, running.pids
+    client, pids = running.client, running.pids
     _warm_up(workload, running)
     if workload.kind == "latency":
         base = rates.get((running.name, workload.paced_from))
@@ -212,48 +249,66 @@ def _phases(
         rate = LATENCY_LOAD * base
         paced = replace(job, records=int(rate * workload.seconds), rate=rate)
         _log(f"pacing at {rate:,.0f} records/s for {workload.seconds:g} s")
-        yield "produce", run_phase("paced", produce_paced, bootstrap, paced, pids)
+        yield "produce", run_phase("paced", produce_paced, client, paced, pids)
         return
     if workload.kind == "java":
         payloads = write_payloads(workdir / "payloads.txt", workload.record_size)
-        yield "produce (Java)", java_produce(bootstrap, job, payloads, pids)
+        config = client_config(workdir / "client.properties", running)
+        yield "produce (Java)", java_produce(running, job, payloads, config)
         reader = ConsumerJob(TOPIC, job.records)
-        yield "consume (Java)", java_consume(bootstrap, reader, workload.record_size, pids)
+        yield "consume (Java)", java_consume(running, reader, workload.record_size, config)
         return
-    yield "produce", run_phase("produce", produce, bootstrap, job, pids)
+    yield "produce", run_phase("produce", produce, client, job, pids)
     read = "catch-up read" if workload.kind == "catch-up" else "consume"
-    yield read, run_phase("consume", consume, bootstrap, ConsumerJob(TOPIC, job.records), pids)
+    yield read, run_phase("consume", consume, client, ConsumerJob(TOPIC, job.records), pids)
 
 
 def _warm_up(workload: Workload, running: RunningSystem) -> None:
     """Produce and read back a little, unmeasured, on another topic: Kafka's JIT compiles
     its hot paths in the first seconds, which would otherwise count against it.
     """
-    create_topic(running.bootstrap, WARM_UP_TOPIC, workload.partitions, workload.replication, {})
+    create_topic(running.client, WARM_UP_TOPIC, workload.partitions, workload.replication, {})
     records = WARM_UP_BYTES // workload.record_size
     job = ProducerJob(
         WARM_UP_TOPIC, records, workload.record_size, workload.compression, "1", 5, 65536
     )
-    run_phase("warm-up", produce, running.bootstrap, job, running.pids)
-    run_phase(
-        "warm-up", consume, running.bootstrap, ConsumerJob(WARM_UP_TOPIC, records), running.pids
-    )
+    run_phase("warm-up", produce, running.client, job, running.pids)
+    run_phase("warm-up", consume, running.client, ConsumerJob(WARM_UP_TOPIC, records), running.pids)
 
 
 def _write_reports(
     args: argparse.Namespace, samples: list[Sample], context: dict[str, object]
 ) -> None:
     load = context.get("load_before"), context.get("load_after")
+    security = str(context.get("security", "PLAINTEXT"))
+    label = "" if security == "PLAINTEXT" else security
     preamble = (
         f"Run of {context['started']} (commit {context['commit']}, Kafka {context['kafka']}, "
         f"{context['rounds']} round(s){', --quick' if context['quick'] else ''}) on "
         f"{context['cpus']} CPUs, brokers pinned to CPU {context['broker_cpus']}, clients to "
         f"{context['load_cpus']}; load average (1, 5, 15 min) before {_load(load[0])}, after "
         f"{_load(load[1])}. Median (range) over rounds; latency only for the paced run."
+        + _listener(security, context.get("tls"))
     )
-    update_markdown(args.docs, markdown_table(samples), preamble)
-    write_chart(args.chart, samples, f"Odradek vs Kafka {context['kafka']} ({context['started']})")
-    _log(f"table in {args.docs}, chart in {args.chart}")
+    update_markdown(args.docs, markdown_table(samples), preamble, label)
+    chart = args.chart or ROOT / "docs" / f"benchmarks{'-' + label.lower() if label else ''}.png"
+    title = f"Odradek vs Kafka {context['kafka']}{' over ' + label if label else ''}"
+    write_chart(chart, samples, f"{title} ({context['started']})")
+    _log(f"table in {args.docs}, chart in {chart}")
+
+
+def _listener(security: str, tls: object) -> str:
+    """What the clients' listener was, and the TLS each system negotiated, for the preamble."""
+    if security == "PLAINTEXT":
+        return ""
+    agreed = tls if isinstance(tls, dict) else {}
+    sasl = ", SASL PLAIN" if security.startswith("SASL_") else ""
+    return (
+        f" Clients on the {security} listener only (server-authenticated TLS{sasl}); "
+        "negotiated: "
+        + "; ".join(f"{system} {text}" for system, text in sorted(agreed.items()))
+        + "."
+    )
 
 
 def _load(value: object) -> str:

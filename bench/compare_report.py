@@ -11,8 +11,6 @@ from pathlib import Path
 from measure import Spread, ratio
 
 SYSTEMS = ("odradek", "kafka")
-TABLE_BEGIN = "<!-- compare.py table: begin -->"
-TABLE_END = "<!-- compare.py table: end -->"
 
 
 @dataclass(frozen=True)
@@ -126,13 +124,19 @@ def read_json(path: Path) -> tuple[list[Sample], dict[str, object]]:
     return [Sample(**sample) for sample in document["samples"]], document["context"]
 
 
-def update_markdown(path: Path, table: str, preamble: str) -> None:
-    """Replace the text between the table markers in ``path`` (or append it) with the table."""
-    block = f"{TABLE_BEGIN}\n{preamble}\n\n{table}\n{TABLE_END}"
+def update_markdown(path: Path, table: str, preamble: str, label: str = "") -> None:
+    """Replace the text between the table markers in ``path`` (or append it) with the table.
+
+    Each ``label`` (the clients' listener, e.g. ``SSL``; none for PLAINTEXT) has its own
+    markers, so runs over different listeners keep separate tables.
+    """
+    name = f"{label} table" if label else "table"
+    begin, end = f"<!-- compare.py {name}: begin -->", f"<!-- compare.py {name}: end -->"
+    block = f"{begin}\n{preamble}\n\n{table}\n{end}"
     text = path.read_text() if path.exists() else "# Benchmarks\n"
-    if TABLE_BEGIN in text and TABLE_END in text:
-        before, rest = text.split(TABLE_BEGIN, 1)
-        after = rest.split(TABLE_END, 1)[1]
+    if begin in text and end in text:
+        before, rest = text.split(begin, 1)
+        after = rest.split(end, 1)[1]
         text = before + block + after
     else:
         text = text.rstrip("\n") + "\n\n" + block + "\n"

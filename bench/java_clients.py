@@ -12,9 +12,10 @@ import re
 import subprocess
 from pathlib import Path
 
-from kafka_dist import LOG4J_CONFIG, kafka_libs
+from kafka_dist import LOG4J_CONFIG, kafka_libs, write_properties
 from load_workers import BenchError, ConsumerJob, Moved, PhaseResult, ProducerJob
 from proc_stats import total_cpu_seconds
+from running_system import RunningSystem
 
 from odradek.cli.produce_command import synthetic_records
 
@@ -33,32 +34,38 @@ def write_payloads(path: Path, record_size: int) -> Path:
     return path
 
 
+def client_config(path: Path, running: RunningSystem) -> Path:
+    """The Java client's settings for ``running``'s clients' listener, for --command-config."""
+    return write_properties(path, running.security.java_client_settings())
+
+
 def java_produce(
-    bootstrap: str, job: ProducerJob, payloads: Path, pids: tuple[int, ...]
+    running: RunningSystem, job: ProducerJob, payloads: Path, config: Path
 ) -> PhaseResult:
     """ProducerPerformance at full speed with the job's producer settings."""
     properties = {
-        "bootstrap.servers": bootstrap,
+        "bootstrap.servers": running.bootstrap,
         "acks": job.acks,
         "linger.ms": str(job.linger_ms),
         "batch.size": str(job.batch_size),
         "compression.type": job.compression,
     }
     arguments = ["--topic", job.topic, "--num-records", str(job.records), "--throughput", "-1"]
-    arguments += ["--payload-file", str(payloads), "--producer-props"]
-    arguments += [f"{key}={value}" for key, value in properties.items()]
-    output, cpu_seconds = _run(PRODUCER, arguments, pids)
+    arguments += ["--payload-file", str(payloads), "--command-config", str(config)]
+    arguments += ["--producer-props", *(f"{key}={value}" for key, value in properties.items())]
+    output, cpu_seconds = _run(PRODUCER, arguments, running.pids)
     records, rate = parse_producer_summary(output)
     return PhaseResult(Moved(records, records * job.record_size, records / rate), cpu_seconds)
 
 
 def java_consume(
-    bootstrap: str, job: ConsumerJob, record_size: int, pids: tuple[int, ...]
+    running: RunningSystem, job: ConsumerJob, record_size: int, config: Path
 ) -> PhaseResult:
     """ConsumerPerformance reading ``job.records`` records (it joins a consumer group)."""
-    arguments = ["--bootstrap-server", bootstrap, "--topic", job.topic]
+    arguments = ["--bootstrap-server", running.bootstrap, "--topic", job.topic]
     arguments += ["--messages", str(job.records), "--timeout", "60000"]
-    output, cpu_seconds = _run(CONSUMER, arguments, pids)
+    arguments += ["--command-config", str(config)]
+    output, cpu_seconds = _run(CONSUMER, arguments, running.pids)
     records, fetch_ms = parse_consumer_summary(output)
     return PhaseResult(Moved(records, records * record_size, fetch_ms / 1000), cpu_seconds)
 

@@ -1,9 +1,11 @@
-"""Apache Kafka's jars from Maven Central, fetched once with mvn into ~/.cache/odradek."""
+"""Apache Kafka's jars from Maven Central, fetched once with mvn into ~/.cache/odradek, and
+the properties files its server and tools read."""
 
 from __future__ import annotations
 
 import subprocess
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 
 KAFKA_VERSION = "4.3.1"
@@ -33,6 +35,12 @@ def kafka_libs(version: str = KAFKA_VERSION) -> Path:
         check=True,
     )
     return libs
+
+
+def write_properties(path: Path, properties: Mapping[str, str]) -> Path:
+    """``properties`` as a Java properties file (server.properties, --command-config)."""
+    path.write_text("".join(f"{key}={value}\n" for key, value in properties.items()))
+    return path
 
 
 if __name__ == "__main__":

@@ -16,8 +16,9 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from kafka_dist import LOG4J_CONFIG, kafka_libs
+from kafka_dist import LOG4J_CONFIG, kafka_libs, write_properties
 from running_system import SHARED_SETTINGS, RunningSystem, wait_for_brokers
+from secured_listener import PLAINTEXT, PROTOCOLS, ListenerSecurity
 
 from odradek.cli.child_process import ChildProcess, free_port
 
@@ -38,6 +39,7 @@ STOP_TIMEOUT_S = 30.0
 class KafkaNode:
     node_id: int
     port: int
+    inter_broker_port: int
     controller_port: int
     data_dir: Path
 
@@ -47,21 +49,25 @@ class KafkaNode:
 
 
 def node_properties(
-    node: KafkaNode, nodes: list[KafkaNode], extra: Mapping[str, str]
+    node: KafkaNode, nodes: list[KafkaNode], extra: Mapping[str, str], security: ListenerSecurity
 ) -> dict[str, str]:
     """server.properties of one combined node among ``nodes`` (static controller quorum)."""
     replication = str(min(3, len(nodes)))
+    listeners = security.listeners(node.port, node.inter_broker_port)
     return {
         "process.roles": "broker,controller",
         "node.id": str(node.node_id),
         "controller.quorum.voters": ",".join(
             f"{peer.node_id}@127.0.0.1:{peer.controller_port}" for peer in nodes
         ),
-        "listeners": f"PLAINTEXT://{node.bootstrap},CONTROLLER://127.0.0.1:{node.controller_port}",
-        "advertised.listeners": f"PLAINTEXT://{node.bootstrap}",
+        "listeners": ",".join([*listeners, f"CONTROLLER://127.0.0.1:{node.controller_port}"]),
+        "advertised.listeners": ",".join(listeners),
         "controller.listener.names": "CONTROLLER",
         "inter.broker.listener.name": "PLAINTEXT",
-        "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+        "listener.security.protocol.map": ",".join(
+            [*(f"{protocol}:{protocol}" for protocol in PROTOCOLS), "CONTROLLER:PLAINTEXT"]
+        ),
+        **security.broker_settings(),
         "log.dirs": str(node.data_dir),
         "offsets.topic.replication.factor": replication,
         "transaction.state.log.replication.factor": replication,
@@ -86,23 +92,26 @@ def _java(libs: Path, main_class: str, *arguments: str) -> list[str]:
 
 @contextmanager
 def kafka_cluster(
-    workdir: Path, nodes: int, extra: Mapping[str, str] | None = None
+    workdir: Path,
+    nodes: int,
+    extra: Mapping[str, str] | None = None,
+    security: ListenerSecurity = PLAINTEXT,
 ) -> Iterator[RunningSystem]:
     """``nodes`` formatted and started Kafka nodes, ready in Metadata; stopped on exit."""
     libs = kafka_libs()
     planned = [
-        KafkaNode(i, free_port(), free_port(), workdir / f"kafka-{i}") for i in range(1, nodes + 1)
+        KafkaNode(i, free_port(), free_port(), free_port(), workdir / f"kafka-{i}")
+        for i in range(1, nodes + 1)
     ]
     cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()
     configs = []
     for node in planned:
-        config = workdir / f"kafka-{node.node_id}.properties"
-        properties = node_properties(node, planned, extra or {})
-        config.write_text("".join(f"{key}={value}\n" for key, value in properties.items()))
-        configs.append(config)
+        properties = node_properties(node, planned, extra or {}, security)
+        configs.append(write_properties(workdir / f"kafka-{node.node_id}.properties", properties))
     with ExitStack() as stack:
         for config in configs:
-            format_storage = ("format", "-t", cluster_id, "-c", str(config))
+            # One argument: an id starting with "-" would read as an option.
+            format_storage = ("format", f"--cluster-id={cluster_id}", "-c", str(config))
             subprocess.run(
                 _java(libs, "kafka.tools.StorageTool", *format_storage),
                 check=True,
@@ -120,9 +129,8 @@ def kafka_cluster(
             stack.callback(process.stop, STOP_TIMEOUT_S)
             processes.append(process)
         bootstrap = ",".join(node.bootstrap for node in planned)
-        wait_for_brokers(bootstrap, nodes)
+        wait_for_brokers(security.client_settings(bootstrap), nodes)
         ready = time.monotonic() - started
         pids = tuple(process.pid for process in processes)
-        yield RunningSystem(
-            "kafka", bootstrap, pids, pids, ready, tuple(node.data_dir for node in planned)
-        )
+        data_dirs = tuple(node.data_dir for node in planned)
+        yield RunningSystem("kafka", bootstrap, pids, pids, ready, data_dirs, security)

@@ -11,7 +11,7 @@ import multiprocessing
 import signal
 import struct
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from multiprocessing.process import BaseProcess
@@ -71,16 +71,18 @@ class PhaseResult:
 
 
 JobT = TypeVar("JobT", ProducerJob, ConsumerJob)
-Worker = Callable[[Connection, str, JobT], None]
+Worker = Callable[[Connection, Mapping[str, str], JobT], None]
 
 
 def run_phase(
-    name: str, worker: Worker[JobT], bootstrap: str, job: JobT, pids: tuple[int, ...]
+    name: str, worker: Worker[JobT], client: Mapping[str, str], job: JobT, pids: tuple[int, ...]
 ) -> PhaseResult:
-    """Run ``worker`` in its own process; sample the CPU of ``pids`` between 'go' and 'done'."""
+    """Run ``worker`` in its own process, connecting with librdkafka's settings ``client``
+    (bootstrap.servers and the listener's security); sample the CPU of ``pids`` between
+    'go' and 'done'."""
     parent_end, worker_end = multiprocessing.Pipe()
     process = multiprocessing.get_context("spawn").Process(
-        target=_worker_main, args=(worker, worker_end, bootstrap, job), name=f"bench-{name}"
+        target=_worker_main, args=(worker, worker_end, dict(client), job), name=f"bench-{name}"
     )
     process.start()
     try:
@@ -96,11 +98,13 @@ def run_phase(
     return PhaseResult(moved, cpu_after - cpu_before)
 
 
-def _worker_main(worker: Worker[JobT], connection: Connection, bootstrap: str, job: JobT) -> None:
+def _worker_main(
+    worker: Worker[JobT], connection: Connection, client: Mapping[str, str], job: JobT
+) -> None:
     """Entry of a worker process: Ctrl-C is the parent's to handle, errors go back as text."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
-        worker(connection, bootstrap, job)
+        worker(connection, client, job)
     except Exception as error:
         connection.send(("error", f"{type(error).__name__}: {error}"))
 
@@ -120,10 +124,10 @@ def _expect(connection: Connection, process: BaseProcess, tag: str) -> Any:
     return payload
 
 
-def _producer(bootstrap: str, job: ProducerJob) -> Producer:
+def _producer(client: Mapping[str, str], job: ProducerJob) -> Producer:
     producer = Producer(
         {
-            "bootstrap.servers": bootstrap,
+            **client,
             "compression.type": job.compression,
             "linger.ms": job.linger_ms,
             "batch.size": job.batch_size,
@@ -135,9 +139,9 @@ def _producer(bootstrap: str, job: ProducerJob) -> Producer:
     return producer
 
 
-def produce(connection: Connection, bootstrap: str, job: ProducerJob) -> None:
+def produce(connection: Connection, client: Mapping[str, str], job: ProducerJob) -> None:
     """Worker: send ``job.records`` synthetic records as fast as possible, wait for every ack."""
-    producer = _producer(bootstrap, job)
+    producer = _producer(client, job)
     failures: list[str] = []
 
     def delivered(error: Any, message: Any) -> None:
@@ -159,14 +163,14 @@ def produce(connection: Connection, bootstrap: str, job: ProducerJob) -> None:
     connection.send(("done", Moved(progress.records, progress.size, seconds)))
 
 
-def produce_paced(connection: Connection, bootstrap: str, job: ProducerJob) -> None:
+def produce_paced(connection: Connection, client: Mapping[str, str], job: ProducerJob) -> None:
     """Worker: send at ``job.rate`` records/s; latency of each record from its intended send time.
 
     Record i is due at start + i / rate. Whatever is due is sent at once, so a
     stalled producer or broker shows up in the latency of every record it delayed
     (no coordinated omission). The record's index travels in its key.
     """
-    producer = _producer(bootstrap, job)
+    producer = _producer(client, job)
     values = [value for _, value in synthetic_records(min(job.records, 65_536), job.record_size)]
     latencies: list[float] = []
     failures: list[str] = []
@@ -207,11 +211,11 @@ def produce_paced(connection: Connection, bootstrap: str, job: ProducerJob) -> N
     connection.send(("done", Moved(progress.records, progress.size, seconds, quantiles)))
 
 
-def consume(connection: Connection, bootstrap: str, job: ConsumerJob) -> None:
+def consume(connection: Connection, client: Mapping[str, str], job: ConsumerJob) -> None:
     """Worker: read every partition from the beginning until ``job.records`` records arrived."""
     consumer = Consumer(
         {
-            "bootstrap.servers": bootstrap,
+            **client,
             "group.id": "odradek-bench",  # required by librdkafka; partitions are assigned
             "enable.auto.commit": False,
             "fetch.max.bytes": 64 * 1024 * 1024,

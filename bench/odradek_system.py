@@ -8,6 +8,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from running_system import READY_TIMEOUT_S, SHARED_SETTINGS, RunningSystem, wait_for_brokers
+from secured_listener import PLAINTEXT, ListenerSecurity
 
 from odradek.cli.child_process import ChildProcess, free_port, http_status
 from odradek.cli.local_cluster import LocalCluster, odradek_argv
@@ -15,14 +16,17 @@ from odradek.cli.local_cluster import LocalCluster, odradek_argv
 
 @contextmanager
 def odradek_broker(
-    workdir: Path, extra: Mapping[str, str] | None = None
+    workdir: Path,
+    extra: Mapping[str, str] | None = None,
+    security: ListenerSecurity = PLAINTEXT,
 ) -> Iterator[RunningSystem]:
     """One ``odradek broker`` on free loopback ports, ready on /readyz; stopped on exit."""
-    port, http_port = free_port(), free_port()
+    port, inter_broker_port, http_port = free_port(), free_port(), free_port()
     data_dir = workdir / "data"
     settings = {
         **SHARED_SETTINGS,
-        "listeners": f"PLAINTEXT://127.0.0.1:{port}",
+        "listeners": ",".join(security.listeners(port, inter_broker_port)),
+        **security.broker_settings(),
         "http.listener": f"127.0.0.1:{http_port}",
         "log.dirs": str(data_dir),
         **(extra or {}),
@@ -37,9 +41,10 @@ def odradek_broker(
     try:
         ready_url = f"http://127.0.0.1:{http_port}/readyz"
         broker.wait_ready(lambda: http_status(ready_url) == 200, READY_TIMEOUT_S)
-        wait_for_brokers(bootstrap, 1)
+        wait_for_brokers(security.client_settings(bootstrap), 1)
         ready = time.monotonic() - started
-        yield RunningSystem("odradek", bootstrap, (broker.pid,), (broker.pid,), ready, (data_dir,))
+        pids = (broker.pid,)
+        yield RunningSystem("odradek", bootstrap, pids, pids, ready, (data_dir,), security)
     finally:
         broker.stop()
 
@@ -54,7 +59,7 @@ def odradek_cluster(
     started = time.monotonic()
     try:
         cluster.start(READY_TIMEOUT_S)
-        wait_for_brokers(cluster.bootstrap_servers, brokers)
+        wait_for_brokers(PLAINTEXT.client_settings(cluster.bootstrap_servers), brokers)
         ready = time.monotonic() - started
         broker_pids = tuple(broker.process.pid for broker in cluster.brokers)
         yield RunningSystem(

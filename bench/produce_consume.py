@@ -60,12 +60,12 @@ def main(argv: list[str] | None = None) -> int:
             with pinned(broker_cpus):
                 extra = dict(setting.split("=", 1) for setting in args.broker_set)
                 broker = stack.enter_context(odradek_broker(Path(tmp), extra))
-            bootstrap, pids = broker.bootstrap, broker.pids
-            create_topic(bootstrap, TOPIC, args.partitions, 1, {})
-            produced = run_phase("produce", produce, bootstrap, job, pids)
+            client, pids = broker.client, broker.pids
+            create_topic(client, TOPIC, args.partitions, 1, {})
+            produced = run_phase("produce", produce, client, job, pids)
             stored = _stored_batches(broker.data_dirs[0])
             reader = ConsumerJob(TOPIC, job.records)
-            consumed = run_phase("consume", consume, bootstrap, reader, pids)
+            consumed = run_phase("consume", consume, client, reader, pids)
     except BenchError as error:
         print(f"bench: error: {error}", file=sys.stderr)
         return 1

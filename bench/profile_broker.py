@@ -23,6 +23,7 @@ from load_workers import ConsumerJob, ProducerJob, consume, produce, run_phase
 from odradek_system import odradek_broker
 from proc_stats import cpu_split, pinned
 from running_system import create_topic
+from secured_listener import PROTOCOLS, listener_security
 from workloads import HEADLINE, MIB
 
 TOPIC = "bench"
@@ -33,6 +34,13 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--size-mb", type=int, default=256, help="MiB to produce (default 256)")
     parser.add_argument("--output", type=Path, default=Path(__file__).parent / "results")
+    parser.add_argument(
+        "--security",
+        default="PLAINTEXT",
+        type=str.upper,
+        choices=PROTOCOLS,
+        help="the clients' listener (default PLAINTEXT)",
+    )
     args = parser.parse_args(argv)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     workload = HEADLINE
@@ -50,18 +58,19 @@ def main(argv: list[str] | None = None) -> int:
     os.sched_setaffinity(0, load_cpus)
     with tempfile.TemporaryDirectory(prefix="bench-profile-") as tmp, ExitStack() as stack:
         with pinned(broker_cpus):
-            running = stack.enter_context(odradek_broker(Path(tmp)))
-        create_topic(running.bootstrap, TOPIC, workload.partitions, 1, {})
-        bootstrap, pids = running.bootstrap, running.pids
+            security = listener_security(args.security, Path(tmp) / "security")
+            running = stack.enter_context(odradek_broker(Path(tmp), security=security))
+        client, pids = running.client, running.pids
+        create_topic(client, TOPIC, workload.partitions, 1, {})
         _profiled(
             args.output / "produce",
             pids[0],
-            lambda: run_phase("produce", produce, bootstrap, job, pids),
+            lambda: run_phase("produce", produce, client, job, pids),
         )
         _profiled(
             args.output / "consume",
             pids[0],
-            lambda: run_phase("consume", consume, bootstrap, ConsumerJob(TOPIC, records), pids),
+            lambda: run_phase("consume", consume, client, ConsumerJob(TOPIC, records), pids),
         )
     return 0
 

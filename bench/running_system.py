@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
+from secured_listener import PLAINTEXT, ListenerSecurity
 
 from odradek.cli.child_process import wait_until
 
@@ -28,7 +29,8 @@ class RunningSystem:
 
     ``pids`` are the processes whose CPU time and peak RSS count as the system's
     (brokers, and etcd for an Odradek cluster); ``ready_seconds`` runs from the
-    first spawn until clients see every broker in Metadata.
+    first spawn until clients see every broker in Metadata; ``security`` is that
+    of the clients' listener at ``bootstrap``.
     """
 
     name: str
@@ -37,11 +39,19 @@ class RunningSystem:
     broker_pids: tuple[int, ...]
     ready_seconds: float
     data_dirs: tuple[Path, ...]
+    security: ListenerSecurity = PLAINTEXT
+
+    @property
+    def client(self) -> dict[str, str]:
+        """librdkafka's settings to reach the clients' listener."""
+        return self.security.client_settings(self.bootstrap)
 
 
-def wait_for_brokers(bootstrap: str, brokers: int, timeout: float = READY_TIMEOUT_S) -> None:
-    """Wait until a Metadata request through ``bootstrap`` lists ``brokers`` brokers."""
-    admin = AdminClient({"bootstrap.servers": bootstrap, "log_level": 0})
+def wait_for_brokers(
+    client: Mapping[str, str], brokers: int, timeout: float = READY_TIMEOUT_S
+) -> None:
+    """Wait until a Metadata request through ``client``'s bootstrap lists ``brokers`` brokers."""
+    admin = AdminClient({**client, "log_level": 0})
 
     def listed() -> bool:
         try:
@@ -54,10 +64,14 @@ def wait_for_brokers(bootstrap: str, brokers: int, timeout: float = READY_TIMEOU
 
 
 def create_topic(
-    bootstrap: str, topic: str, partitions: int, replication: int, configs: Mapping[str, str]
+    client: Mapping[str, str],
+    topic: str,
+    partitions: int,
+    replication: int,
+    configs: Mapping[str, str],
 ) -> None:
     """Create ``topic`` and wait until every partition has a leader with a full ISR."""
-    admin = AdminClient({"bootstrap.servers": bootstrap})
+    admin = AdminClient(dict(client))
     new_topic = NewTopic(
         topic, num_partitions=partitions, replication_factor=replication, config=dict(configs)
     )

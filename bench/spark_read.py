@@ -22,7 +22,7 @@ import urllib.request
 from pathlib import Path
 
 from confluent_kafka import Producer
-from confluent_kafka.admin import AdminClient, NewTopic
+from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
 
 from odradek.spark.session import connector_jars, local_session
 

@@ -14,4 +14,6 @@ source scripts/python-env.sh
 use_python_env
 name="$1"
 shift
-exec python3 "bench/${name}.py" "$@"
+# PYTHONSAFEPATH (use_python_env) keeps the script's folder off sys.path: put bench/ back,
+# where the benchmarks import their shared modules from.
+PYTHONPATH="${PWD}/bench${PYTHONPATH:+:${PYTHONPATH}}" exec python3 "bench/${name}.py" "$@"

@@ -7,9 +7,9 @@
 #   bash scripts/setup.sh bench    that, plus the benchmarks' Python packages, PySpark and
 #                                  Spark's Kafka connector (mvn)
 #   bash scripts/setup.sh          everything the test suite needs (the default): every
-#                                  extra, kcat and etcd (apt-get), Spark's Kafka connector
-#                                  and Apache Kafka's jars (mvn), helm and the Kubernetes
-#                                  binaries (go install)
+#                                  extra, kcat, etcd, docker.io and mmdebstrap (apt-get),
+#                                  Spark's Kafka connector and Apache Kafka's jars (mvn),
+#                                  helm and the Kubernetes binaries (go install)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/python-env.sh
@@ -35,7 +35,9 @@ if [ "${profile}" != tests ]; then
   exit 0
 fi
 
-debian_packages=(kcat etcd-server)
+# docker.io and mmdebstrap: tests/integration/test_images.py builds and runs the images
+# (images/build.sh; scripts/docker-engine.sh starts dockerd when none answers).
+debian_packages=(kcat etcd-server docker.io mmdebstrap)
 missing=()
 for package in "${debian_packages[@]}"; do
   dpkg -s "${package}" >/dev/null 2>&1 || missing+=("${package}")

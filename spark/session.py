@@ -14,6 +14,7 @@ workers import the installed, byte-compiled pyspark.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import sys
 from pathlib import Path
@@ -37,13 +38,15 @@ def connector_jars(cache: Path = CONNECTOR_CACHE) -> list[Path]:
 
 
 def spark_home_without_zip(cache: Path = CACHE) -> Path:
-    """A SPARK_HOME with links to the installed pyspark's bin/ and jars/, and no python/."""
+    """A SPARK_HOME with links to the installed pyspark's bin/ and jars/, and no python/;
+    one per installation, as each virtual environment (checkout) has its own pyspark."""
     installed = Path(pyspark.__file__).parent
-    home = cache / f"spark-home-{pyspark_version}"
+    digest = hashlib.sha256(str(installed).encode()).hexdigest()[:12]
+    home = cache / f"spark-home-{pyspark_version}-{digest}"
     home.mkdir(parents=True, exist_ok=True)
     for name in ("bin", "jars"):
         link = home / name
-        if not link.exists():
+        if not link.is_symlink():
             link.symlink_to(installed / name)
     return home
 

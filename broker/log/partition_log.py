@@ -75,6 +75,11 @@ class FileRegion:
             raise OSError(f"segment shrank under a read of {self.length} bytes")
         return data
 
+    def blocks(self, size: int) -> Iterator[FileRegion]:
+        """The region cut into consecutive regions of at most ``size`` bytes."""
+        for start in range(0, self.length, size):
+            yield FileRegion(self.file, self.position + start, min(size, self.length - start))
+
 
 @dataclass(frozen=True)
 class ReadResult:

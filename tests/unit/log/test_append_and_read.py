@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from kafka.record.default_records import DefaultRecordBatchBuilder
 from log_testing import FakeClock, OpenLog, abandon, read_batches, region_bytes, same_batch
 
-from odradek.broker.log import LogConfig, PartitionLog
+from odradek.broker.log import FileRegion, LogConfig, PartitionLog
 from odradek.broker.protocol.errors import ErrorCode, KafkaError
 from odradek.broker.protocol.records import iter_batches
 
@@ -291,3 +291,14 @@ def test_read_from_any_offset_returns_the_batch_holding_it_and_all_later_ones(
     while fitting < len(sizes) and sum(sizes[: fitting + 1]) <= max_bytes:
         fitting += 1
     assert bounded.size == sum(sizes[: max(fitting, 1 if sizes else 0)])
+
+
+@given(length=st.integers(0, 5000), block=st.integers(1, 1500), offset=st.integers(0, 100))
+@settings(max_examples=50, deadline=None)
+def test_a_region_in_blocks_covers_it_in_order(length: int, block: int, offset: int) -> None:
+    with tempfile.TemporaryFile(buffering=0) as file:
+        file.write(os.urandom(offset + length))
+        region = FileRegion(file, offset, length)
+        blocks = list(region.blocks(block))
+        assert all(0 < part.length <= block for part in blocks)
+        assert b"".join(part.read() for part in blocks) == region.read()
