@@ -9,16 +9,22 @@ from __future__ import annotations
 
 import json
 import time
+from typing import Any
 
 import pytest
-from broker_process import BrokerFactory
+from acl_wire import filled
+from broker_process import BrokerFactory, unique_name
 from confluent_kafka import Consumer, Producer
 from kafka_tools import kafka_tool, run_kafka_tool
+from kafka_wire import WireClient, load_request_schema
 from secured_broker import PLAIN_USERS, SecuredBroker, secured_broker
+
+from odradek.broker.protocol.entity_builder import build_entity
 
 pytestmark = pytest.mark.slow
 
 QUOTA = 300_000  # bytes/s
+CREATE_TOPICS, THROTTLING_QUOTA_EXCEEDED = 19, 89
 VALUE = b"q" * 1000
 # Kafka's Rate lets a quiet client send window.num - 1 samples' worth before throttling,
 # then throttles it for about as long: a short window keeps that warm-up short.
@@ -305,3 +311,35 @@ def test_client_id_quota_holds_a_consumer_to_its_byte_rate(quota_broker: Secured
     settings = {**base, "client.id": "slow-consumer", "max.partition.fetch.bytes": 65536}
     consumed = consume_for(settings, "quota-fetch", WARM_UP_S + MEASURE_S)
     assert_within_quota(consumed)
+
+
+def create_topic_v7(bootstrap: str, partitions: int) -> Any:
+    """CreateTopics v7 (strict about the mutation quota, KIP-599) on the wire, client id
+    ``odradek-tests``: the topic's result and the response's throttle time."""
+    schema = load_request_schema(CREATE_TOPICS, 7)
+    topic = {"name": unique_name("mutations"), "num_partitions": partitions,
+             "replication_factor": 1}  # fmt: skip
+    body = build_entity(schema, filled(schema, {"topics": [topic], "timeout_ms": 10_000}))
+    with WireClient.to(bootstrap) as wire:
+        answer = wire.call(CREATE_TOPICS, 7, body)
+    return answer.topics[0], answer.throttle_time.total_seconds()
+
+
+def test_topic_creations_over_the_controller_mutation_rate_get_kafkas_error(
+    quota_broker: SecuredBroker,
+) -> None:
+    server = quota_broker.broker.bootstrap
+    clients = ("--entity-type", "clients", "--entity-name", "odradek-tests")
+    configs(server, "--alter", "--add-config", "controller_mutation_rate=2", *clients)
+    try:
+        # a burst of 11 samples of 2 partitions/s may be overdrawn once, then no more
+        first, _ = create_topic_v7(server, 30)
+        assert first.error_code.value == 0
+        refused, throttle_s = create_topic_v7(server, 1)
+        assert (refused.error_code.value, refused.error_message) == (
+            THROTTLING_QUOTA_EXCEEDED,
+            "The throttling quota has been exceeded.",
+        )
+        assert 3.0 < throttle_s <= 4.0  # 8 partitions owed at 2 per second
+    finally:
+        configs(server, "--alter", "--delete-config", "controller_mutation_rate", *clients)
