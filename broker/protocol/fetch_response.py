@@ -19,7 +19,7 @@ from odradek.broker.protocol.leader_hints import (
     encode_node_endpoints,
 )
 from odradek.broker.protocol.varint import write_uvarint
-from odradek.broker.protocol.wire_primitives import array_length, string, tagged_section
+from odradek.broker.protocol.wire_primitives import array_length, tagged_section, topic_key
 
 T = TypeVar("T")
 
@@ -32,7 +32,6 @@ TOPIC_IDS_FROM = 13  # topics are named by id (KIP-516)
 NODE_ENDPOINTS_FROM = 16  # KIP-951
 _CURRENT_LEADER_TAG = 1
 _NODE_ENDPOINTS_TAG = 0
-_NO_TOPIC_ID = uuid.UUID(int=0)
 
 
 @dataclass(frozen=True)
@@ -74,10 +73,7 @@ def encode_fetch_response(
         out += _I32.pack(throttle_ms)
     out += array_length(len(topics), flexible)
     for topic in topics:
-        if version >= TOPIC_IDS_FROM:
-            out += (topic.topic_id or _NO_TOPIC_ID).bytes
-        else:
-            out += string(topic.name, flexible)
+        out += topic_key(topic.name, topic.topic_id, version >= TOPIC_IDS_FROM, flexible)
         out += array_length(len(topic.partitions), flexible)
         for partition in topic.partitions:
             out += _PARTITION_HEAD.pack(

@@ -18,8 +18,8 @@ from odradek.broker.protocol.leader_hints import (
 from odradek.broker.protocol.wire_primitives import (
     array_length,
     nullable_string,
-    string,
     tagged_section,
+    topic_key,
 )
 
 _PARTITION_HEAD = struct.Struct(">ihqq")  # index, error_code, base_offset, log_append_time
@@ -30,7 +30,6 @@ LEADER_HINTS_FROM = 10  # KIP-951
 TOPIC_IDS_FROM = 13  # topics are named by id (KIP-516)
 _CURRENT_LEADER_TAG = 0
 _NODE_ENDPOINTS_TAG = 0
-_NO_TOPIC_ID = uuid.UUID(int=0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,10 +62,7 @@ def encode_produce_response(
     hints = version >= LEADER_HINTS_FROM
     out = bytearray(array_length(len(topics), flexible))
     for topic in topics:
-        if version >= TOPIC_IDS_FROM:
-            out += (topic.topic_id or _NO_TOPIC_ID).bytes
-        else:
-            out += string(topic.name, flexible)
+        out += topic_key(topic.name, topic.topic_id, version >= TOPIC_IDS_FROM, flexible)
         out += array_length(len(topic.partitions), flexible)
         for partition in topic.partitions:
             out += _PARTITION_HEAD.pack(

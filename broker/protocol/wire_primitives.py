@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import struct
+import uuid
 from collections.abc import Sequence
 
 from odradek.broker.protocol.varint import write_uvarint
@@ -10,6 +11,7 @@ from odradek.broker.protocol.varint import write_uvarint
 _I16 = struct.Struct(">h")
 _I32 = struct.Struct(">i")
 _NULL_STRING = _I16.pack(-1)
+_NO_TOPIC_ID = uuid.UUID(int=0)
 
 
 def array_length(count: int, flexible: bool) -> bytes:
@@ -27,6 +29,12 @@ def nullable_string(value: str | None, flexible: bool) -> bytes:
     if value is None:
         return b"\0" if flexible else _NULL_STRING
     return string(value, flexible)
+
+
+def topic_key(name: str, topic_id: uuid.UUID | None, by_id: bool, flexible: bool) -> bytes:
+    """How a response names a topic: by id from the versions of KIP-516 (the zero id for
+    one the broker does not know), else by name."""
+    return (topic_id or _NO_TOPIC_ID).bytes if by_id else string(name, flexible)
 
 
 def tagged_section(fields: Sequence[tuple[int, bytes]]) -> bytes:

@@ -141,7 +141,7 @@ class ReloadingServerContext(_WatchedContext):
 
     def __init__(self, settings: TlsSettings) -> None:
         super().__init__(settings, server_context)
-        self.context = server_context(settings)
+        self.context = self._current  # the listener's for good; it hands over to newer ones
         self.context.sni_callback = self._switch
 
     def _switch(
