@@ -7,9 +7,11 @@
 #   bash scripts/setup.sh bench    that, plus the benchmarks' Python packages, PySpark and
 #                                  Spark's Kafka connector (mvn)
 #   bash scripts/setup.sh          everything the test suite needs (the default): every
-#                                  extra, kcat, etcd, docker.io and mmdebstrap (apt-get),
+#                                  extra, kcat, etcd, docker.io, mmdebstrap and a real
+#                                  node's containerd, CNI plugins and catatonit (apt-get),
 #                                  Spark's Kafka connector and Apache Kafka's jars (mvn),
-#                                  helm and the Kubernetes binaries (go install)
+#                                  helm, the Kubernetes binaries, CoreDNS, crictl and etcd
+#                                  (Go module proxy), the images (docker build)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/python-env.sh
@@ -37,7 +39,10 @@ fi
 
 # docker.io and mmdebstrap: tests/integration/test_images.py builds and runs the images
 # (images/build.sh; scripts/docker-engine.sh starts dockerd when none answers).
-debian_packages=(kcat etcd-server docker.io mmdebstrap)
+# containerd, the CNI plugins, catatonit (the pause image) and conntrack (kube-proxy):
+# the real nodes of tests/e2e/test_real_pods.py (tests/e2e/real_node.py).
+debian_packages=(kcat etcd-server docker.io mmdebstrap containerd containernetworking-plugins
+  catatonit conntrack)
 missing=()
 for package in "${debian_packages[@]}"; do
   dpkg -s "${package}" >/dev/null 2>&1 || missing+=("${package}")
@@ -67,7 +72,12 @@ if [ ! -x "${ODRADEK_CACHE}/bin/helm-${HELM_VERSION}" ]; then
 fi
 ln -sf "helm-${HELM_VERSION}" "${ODRADEK_CACHE}/bin/helm"
 
-# kube-apiserver and kube-controller-manager for tests/e2e, built from the Go module proxy
-# once (tens of minutes on a busy 2-core machine; docs/operator-testing.md), then cached.
-say "Kubernetes control-plane binaries in $(bash tests/e2e/kube_binaries.sh)"
+# The Kubernetes binaries (control plane and node) for tests/e2e, built from the Go module
+# proxy once (tens of minutes on a busy 2-core machine; docs/operator-testing.md), then
+# cached; likewise CoreDNS, crictl and etcd. The images (the project's and the real
+# nodes' pause and etcd) are built by the tests themselves (tests/e2e/node_tools.py).
+say "Kubernetes binaries in $(bash tests/e2e/kube_binaries.sh)"
+for tool in coredns crictl etcd; do
+  say "${tool} in $(bash tests/e2e/go_tool.sh "${tool}")"
+done
 say "ready: ${ODRADEK_VENV}"

@@ -3,9 +3,11 @@
 By default the session starts its own control plane on loopback (etcd, kube-apiserver,
 kube-controller-manager; control_plane.py), from binaries that kube_binaries.sh builds
 once from the Go module proxy. It has no scheduler and no kubelets: tests play their
-part through the API (kubelet_stand_in.py). With KUBECONFIG set, the tests run against
-that cluster instead (kind, k3d, ...); tests that play the kubelet are skipped there,
-and tests that run brokers in pods need ODRADEK_E2E_IMAGE. See docs/operator-testing.md.
+part through the API (kubelet_stand_in.py). The tests on real pods (test_real_pods.py)
+get a cluster of their own with a scheduler and real nodes (real_node.py), with the
+project's images built. With KUBECONFIG set, the tests run against that cluster instead
+(kind, k3d, ...); tests that play the kubelet are skipped there, and tests that run
+brokers in pods need ODRADEK_E2E_IMAGE. See docs/operator-testing.md.
 """
 
 from __future__ import annotations
@@ -29,11 +31,17 @@ from control_plane import build_binaries, running_control_plane
 from e2e_kubectl import Kubectl, new_namespace
 from kubeconfig import token_kubeconfig
 from kubelet_stand_in import KubeletStandIn
+from node_tools import build_node_tools, why_not
 from operator_process import running_operator
+from real_node import NodeTools, RealCluster, running_real_cluster
 
 ROOT = Path(__file__).resolve().parents[2]
+REAL_POD_TESTS = "test_real_pods"
+ZONES = ("zone-a", "zone-b", "zone-c")
 _binaries: Path | str | None = None
 """Built before the first test (outside its timeout): the directory, or why not."""
+_node_tools: NodeTools | str | None = None
+"""Likewise for the tests on real pods: binaries and images, or why not."""
 
 
 def _use_external_cluster() -> bool:
@@ -50,6 +58,22 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             _binaries = build_binaries()
         except (RuntimeError, OSError) as error:
             _binaries = f"Kubernetes binaries could not be built: {error}"
+    global _node_tools
+    real = any(Path(str(item.path)).stem == REAL_POD_TESTS for item in items)
+    if real and _node_tools is None and not _use_external_cluster():
+        _node_tools = why_not() or build_node_tools()
+
+
+@pytest.fixture(scope="session")
+def real_cluster() -> Iterator[RealCluster]:
+    """A cluster of real nodes, one per zone, with the project's images on every node."""
+    if _use_external_cluster():
+        pytest.skip("starts real nodes of its own: KUBECONFIG unset")
+    tools = _node_tools if _node_tools is not None else why_not() or build_node_tools()
+    if isinstance(tools, str):
+        pytest.skip(tools)
+    with running_real_cluster(tools, ZONES) as cluster:
+        yield cluster
 
 
 @dataclass(frozen=True)

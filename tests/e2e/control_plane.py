@@ -1,8 +1,12 @@
-"""A Kubernetes control plane on loopback: etcd, kube-apiserver, kube-controller-manager.
+"""A Kubernetes control plane: etcd, kube-apiserver, kube-controller-manager and, for
+real nodes, kube-scheduler.
 
-No scheduler and no kubelets: Pods stay Pending until a test binds them and marks
-them Ready through the status subresource, the way the scheduler and a kubelet
-would (kubelet_stand_in.py). No volume provisioner either: PVCs stay Pending.
+Without real nodes it listens on loopback, with no scheduler and no node lifecycle:
+Pods stay Pending until a test binds them and marks them Ready through the status
+subresource, the way the scheduler and a kubelet would (kubelet_stand_in.py), and PVCs
+stay Pending. For real nodes (real_node.py) it listens on the host address pods reach,
+publishes it as the ``kubernetes`` Service's endpoint, schedules, and runs the node
+lifecycle controller.
 """
 
 from __future__ import annotations
@@ -41,6 +45,15 @@ CONTROLLERS = (
     "endpointslice-controller",
 )
 """Enough for the operator's objects; no node lifecycle (it would evict the kubelet-less pods)."""
+NODE_CONTROLLERS = (
+    "node-lifecycle-controller",
+    "pod-garbage-collector-controller",
+    "ttl-after-finished-controller",
+    "job-controller",
+)
+"""Added for real nodes: NotReady nodes tainted and their pods evicted, orphans collected."""
+SERVICE_IP_RANGE = "10.96.0.0/24"
+KUBERNETES_SERVICE_IP = "10.96.0.1"
 
 
 def build_binaries() -> Path:
@@ -56,12 +69,16 @@ def build_binaries() -> Path:
 class ControlPlane:
     """Start with ``running_control_plane``; ``kubeconfig`` is the admin's (system:masters)."""
 
-    def __init__(self, workdir: Path, binaries: Path) -> None:
+    def __init__(self, workdir: Path, binaries: Path, node_address: str | None = None) -> None:
+        """``node_address``: a host address pods reach; given, the plane serves real nodes."""
         self.workdir = workdir
         self.binaries = binaries
-        self.pki: Pki = make_pki(workdir / "pki")
+        self.node_address = node_address
+        self.address = node_address or "127.0.0.1"
+        extra = (node_address, KUBERNETES_SERVICE_IP) if node_address else ()
+        self.pki: Pki = make_pki(workdir / "pki", extra)
         self.port = free_port()
-        self.server = f"https://127.0.0.1:{self.port}"
+        self.server = f"https://{self.address}:{self.port}"
         self.kubeconfig = write_kubeconfig(
             workdir / "admin.kubeconfig",
             self.server,
@@ -74,14 +91,23 @@ class ControlPlane:
         self.controllers = ChildProcess(
             "kube-controller-manager", [], workdir / "kube-controller-manager.log"
         )
+        self.scheduler = ChildProcess("kube-scheduler", [], workdir / "kube-scheduler.log")
 
     def apiserver_argv(self) -> list[str]:
         pki = self.pki
+        if self.node_address:
+            nodes = [
+                f"--kubelet-client-certificate={pki.admin_cert}",
+                f"--kubelet-client-key={pki.admin_key}",
+                "--kubelet-preferred-address-types=InternalIP",
+            ]
+        else:
+            nodes = ["--endpoint-reconciler-type=none"]
         return [
             str(self.binaries / "kube-apiserver"),
             f"--etcd-servers={self.etcd.endpoint}",
-            "--bind-address=127.0.0.1",
-            "--advertise-address=127.0.0.1",
+            f"--bind-address={self.address}",
+            f"--advertise-address={self.address}",
             f"--secure-port={self.port}",
             f"--tls-cert-file={pki.serving_cert}",
             f"--tls-private-key-file={pki.serving_key}",
@@ -90,25 +116,42 @@ class ControlPlane:
             f"--service-account-key-file={pki.service_account_key}",
             f"--service-account-signing-key-file={pki.service_account_key}",
             "--authorization-mode=Node,RBAC",
-            "--service-cluster-ip-range=10.96.0.0/24",
-            "--endpoint-reconciler-type=none",
+            f"--service-cluster-ip-range={SERVICE_IP_RANGE}",
+            *nodes,
             "--allow-privileged=true",
             "--profiling=false",
             "--v=1",
         ]
 
-    def controllers_argv(self) -> list[str]:
+    def _component_flags(self) -> list[str]:
+        """What the controller manager and the scheduler share: the admin's identity,
+        a loopback port of their own, no leader election."""
         return [
-            str(self.binaries / "kube-controller-manager"),
             f"--kubeconfig={self.kubeconfig}",
             f"--authentication-kubeconfig={self.kubeconfig}",
             f"--authorization-kubeconfig={self.kubeconfig}",
             "--bind-address=127.0.0.1",
             f"--secure-port={free_port()}",
             "--leader-elect=false",
-            f"--controllers={','.join(CONTROLLERS)}",
+        ]
+
+    def controllers_argv(self) -> list[str]:
+        return [
+            str(self.binaries / "kube-controller-manager"),
+            *self._component_flags(),
+            f"--controllers={','.join(self.controller_names())}",
             f"--service-account-private-key-file={self.pki.service_account_key}",
             f"--root-ca-file={self.pki.ca_cert}",
+            "--v=1",
+        ]
+
+    def controller_names(self) -> tuple[str, ...]:
+        return CONTROLLERS + (NODE_CONTROLLERS if self.node_address else ())
+
+    def scheduler_argv(self) -> list[str]:
+        return [
+            str(self.binaries / "kube-scheduler"),
+            *self._component_flags(),
             "--v=1",
         ]
 
@@ -129,6 +172,9 @@ class ControlPlane:
         self.controllers.argv = self.controllers_argv()
         self.controllers.start()
         wait_until(self._has_default_service_account, READY_TIMEOUT_S, "default ServiceAccount")
+        if self.node_address:
+            self.scheduler.argv = self.scheduler_argv()
+            self.scheduler.start()
         return self
 
     def _has_default_service_account(self) -> bool:
@@ -143,15 +189,17 @@ class ControlPlane:
 
     def stop(self) -> None:
         """Controllers first, etcd last; each stop is attempted whatever happened before."""
-        for process in (self.controllers, self.apiserver):
+        for process in (self.scheduler, self.controllers, self.apiserver):
             with contextlib.suppress(Exception):
                 process.stop()
         self.etcd.stop()
 
 
 @contextlib.contextmanager
-def running_control_plane(workdir: Path, binaries: Path) -> Iterator[ControlPlane]:
-    plane = ControlPlane(workdir, binaries)
+def running_control_plane(
+    workdir: Path, binaries: Path, node_address: str | None = None
+) -> Iterator[ControlPlane]:
+    plane = ControlPlane(workdir, binaries, node_address)
     try:
         yield plane.start()
     finally:

@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
-# Builds kube-apiserver and kube-controller-manager of one Kubernetes release from the
-# Go module proxy and prints the directory holding them.
+# Builds the Kubernetes binaries of one release from the Go module proxy and prints the
+# directory holding them: the control plane (kube-apiserver, kube-controller-manager,
+# kube-scheduler) and a node's (kubelet, kube-proxy).
+#
+#   kube_binaries.sh [vX.Y.Z]
 #
 # k8s.io/kubernetes cannot be `go install`ed: its go.mod replaces every k8s.io/* staging
 # module with ./staging/src/... . A wrapper module requires k8s.io/kubernetes vX.Y.Z and
@@ -16,12 +19,13 @@ set -euo pipefail
 version="${1:-${ODRADEK_KUBE_VERSION:-v1.37.1}}"
 cache="${HOME}/.cache/odradek"
 out="${cache}/kube/${version}"
-commands=(kube-apiserver kube-controller-manager)
+commands=(kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy)
 
-have_all() {
+missing() {
   local command
-  for command in "${commands[@]}"; do [ -x "${out}/${command}" ] || return 1; done
+  for command in "${commands[@]}"; do [ -x "${out}/${command}" ] || echo "${command}"; done
 }
+have_all() { [ -z "$(missing)" ]; }
 if have_all; then
   echo "${out}"
   exit 0
@@ -37,11 +41,8 @@ if have_all; then
   exit 0
 fi
 
-export GOPATH="${cache}/go" GOMODCACHE="${cache}/go/pkg/mod" GOCACHE="${cache}/go/build-cache"
-export GOFLAGS="-modcacherw -buildvcs=false" GOTOOLCHAIN=local CGO_ENABLED=0
-src="${out}/src"
-rm -rf "${src}"
-mkdir -p "${src}"
+# shellcheck source=tests/e2e/go_env.sh
+source "$(dirname "$0")/go_env.sh"
 
 say "resolving k8s.io/kubernetes@${version}"
 # The proxy refuses some versions (403 "not available"): say so rather than fail later.
@@ -71,12 +72,13 @@ for setting in "gitVersion=${version}" "gitMajor=1" "gitMinor=${minor}" \
   ldflags+=" -X k8s.io/client-go/pkg/version.${setting}"
 done
 
-say "building ${commands[*]} ${version} (minutes, several GB; log in ${out}/build.log)"
+mapfile -t wanted < <(missing)
+say "building ${wanted[*]} ${version} (minutes, several GB; log in ${out}/build.log)"
 started=$(date +%s)
 : >"${out}/build-stats.txt"
 mkdir -p "${out}/bin.tmp"
 # One command at a time: the second reuses the first's compiled packages from GOCACHE.
-for command in "${commands[@]}"; do
+for command in "${wanted[@]}"; do
   timer=()
   [ -x /usr/bin/time ] && timer=(/usr/bin/time -v -a -o "${out}/build-stats.txt")
   echo "== ${command}" >>"${out}/build-stats.txt"

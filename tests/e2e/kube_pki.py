@@ -1,8 +1,8 @@
 """Keys and certificates of a throwaway control plane, made with the openssl command line.
 
-One CA signs the API server's serving certificate (for 127.0.0.1) and the client
-certificates of the admin and the controller manager; a separate RSA key signs
-ServiceAccount tokens.
+One CA signs the API server's serving certificate (for 127.0.0.1 and the addresses
+given) and the client certificates of the admin and of kubelets (``node_client``); a
+separate RSA key signs ServiceAccount tokens.
 """
 
 from __future__ import annotations
@@ -59,7 +59,11 @@ def _signed(
     )
 
 
-def make_pki(directory: Path) -> Pki:
+CLIENT_EXTENSIONS = "extendedKeyUsage=clientAuth\nkeyUsage=digitalSignature,keyEncipherment\n"
+
+
+def make_pki(directory: Path, addresses: tuple[str, ...] = ()) -> Pki:
+    """``addresses``: IPs the API server is also reached at (a host address, a Service IP)."""
     directory.mkdir(parents=True, exist_ok=True)
     ca = (directory / "ca.crt", directory / "ca.key")
     _openssl(
@@ -77,16 +81,16 @@ def make_pki(directory: Path) -> Pki:
         "-out",
         str(ca[0]),
     )
-    client = "extendedKeyUsage=clientAuth\nkeyUsage=digitalSignature,keyEncipherment\n"
+    names = ",".join(f"IP:{address}" for address in ("127.0.0.1", *addresses))
     _signed(
         directory,
         "apiserver",
         "/CN=kube-apiserver",
         "extendedKeyUsage=serverAuth\nkeyUsage=digitalSignature,keyEncipherment\n"
-        "subjectAltName=IP:127.0.0.1,DNS:localhost,DNS:kubernetes.default.svc\n",
+        f"subjectAltName={names},DNS:localhost,DNS:kubernetes.default.svc\n",
         ca,
     )
-    _signed(directory, "admin", "/O=system:masters/CN=odradek-e2e-admin", client, ca)
+    _signed(directory, "admin", "/O=system:masters/CN=odradek-e2e-admin", CLIENT_EXTENSIONS, ca)
     _openssl("genrsa", "-out", str(directory / "service-account.key"), "2048")
     return Pki(
         ca_cert=ca[0],
@@ -97,3 +101,12 @@ def make_pki(directory: Path) -> Pki:
         admin_key=directory / "admin.key",
         service_account_key=directory / "service-account.key",
     )
+
+
+def node_client(pki: Pki, node: str) -> tuple[Path, Path]:
+    """A kubelet's client certificate and key (system:node:<node>, group system:nodes)."""
+    directory = pki.ca_cert.parent
+    name = f"node-{node}"
+    subject = f"/O=system:nodes/CN=system:node:{node}"
+    _signed(directory, name, subject, CLIENT_EXTENSIONS, (pki.ca_cert, pki.ca_key))
+    return directory / f"{name}.crt", directory / f"{name}.key"

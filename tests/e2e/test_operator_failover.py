@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -10,6 +11,7 @@ import yaml
 from cluster_harness import ClusterFactory
 from e2e_kubectl import Kubectl, new_namespace, wait_for
 from kubelet_stand_in import KubeletStandIn
+from local_volumes import local_volume
 from operator_scenario import CLUSTERS, Scenario, pointed_at, selector
 
 pytestmark = pytest.mark.slow
@@ -18,35 +20,15 @@ NODE = "node-lost"
 CLAIM = "data-lost-broker-0"
 
 
-def local_volume(namespace: str) -> dict[str, Any]:
+def lost_volume(namespace: str) -> dict[str, Any]:
     """A local PersistentVolume on NODE, reserved for broker 0's claim."""
-    return {
-        "apiVersion": "v1",
-        "kind": "PersistentVolume",
-        "metadata": {"name": f"{namespace}-lost-0"},
-        "spec": {
-            "capacity": {"storage": "1Gi"},
-            "accessModes": ["ReadWriteOnce"],
-            "persistentVolumeReclaimPolicy": "Delete",
-            "local": {"path": "/var/lib/odradek-e2e"},
-            "claimRef": {"namespace": namespace, "name": CLAIM},
-            "nodeAffinity": {
-                "required": {
-                    "nodeSelectorTerms": [
-                        {
-                            "matchExpressions": [
-                                {
-                                    "key": "kubernetes.io/hostname",
-                                    "operator": "In",
-                                    "values": [NODE],
-                                }
-                            ]
-                        }
-                    ]
-                }
-            },
-        },
+    spec = {
+        "capacity": {"storage": "1Gi"},
+        "accessModes": ["ReadWriteOnce"],
+        "persistentVolumeReclaimPolicy": "Delete",
+        "claimRef": {"namespace": namespace, "name": CLAIM},
     }
+    return local_volume(f"{namespace}-lost-0", NODE, Path("/var/lib/odradek-e2e"), spec)
 
 
 def bound(claim: dict[str, Any] | None) -> dict[str, Any] | None:
@@ -65,7 +47,7 @@ def test_a_broker_on_a_lost_node_is_replaced_with_a_new_claim(
     scenario = Scenario(kubectl, kubelet, namespace, brokers(1), cluster="lost")
     try:
         kubelet.register_node(NODE, "zone-x")
-        kubectl.run("apply", "-f", "-", stdin=yaml.safe_dump(local_volume(namespace)))
+        kubectl.run("apply", "-f", "-", stdin=yaml.safe_dump(lost_volume(namespace)))
         spec = {
             "replicas": 1,
             "storage": {"size": "1Gi"},

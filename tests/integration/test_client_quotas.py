@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from acl_wire import filled
 from broker_process import BrokerFactory, unique_name
-from confluent_kafka import Consumer, Producer
+from confluent_kafka import TIMESTAMP_LOG_APPEND_TIME, Consumer, Message, Producer
 from kafka_tools import kafka_tool, run_kafka_tool
 from kafka_wire import WireClient, load_request_schema
 from secured_broker import PLAIN_USERS, SecuredBroker, secured_broker
@@ -28,7 +28,13 @@ CREATE_TOPICS, THROTTLING_QUOTA_EXCEEDED = 19, 89
 VALUE = b"q" * 1000
 # Kafka's Rate lets a quiet client send window.num - 1 samples' worth before throttling,
 # then throttles it for about as long: a short window keeps that warm-up short.
-QUOTA_SETTINGS = {"quota.window.num": "2", "quota.window.size.seconds": "1"}
+QUOTA_SETTINGS = {
+    "quota.window.num": "2",
+    "quota.window.size.seconds": "1",
+    # a produced record's time is the broker's, so a producer's rate is measured by when the
+    # broker appended, not by when a busy test process got round to its delivery reports
+    "log.message.timestamp.type": "LogAppendTime",
+}
 ALICE = (
     "Quota configs for user-principal 'alice' are consumer_byte_rate=2048.0, "
     "producer_byte_rate=1024.0"
@@ -169,11 +175,16 @@ class Throughput:
 
     def __init__(self) -> None:
         self.started = time.monotonic()
+        self.started_epoch = time.time()
         self.samples: list[tuple[float, int]] = []
         self.throttle_max_ms = 0
 
     def add(self, size: int) -> None:
         self.samples.append((time.monotonic() - self.started, size))
+
+    def appended(self, size: int, epoch_ms: int) -> None:
+        """``size`` bytes the broker appended at ``epoch_ms`` (its LogAppendTime)."""
+        self.samples.append((epoch_ms / 1000 - self.started_epoch, size))
 
     def stats(self, raw: str) -> None:
         for broker in json.loads(raw).get("brokers", {}).values():
@@ -197,9 +208,11 @@ def produce_for(settings: dict[str, object], topic: str, seconds: float) -> Thro
         }
     )
 
-    def delivered(error: object, message: object) -> None:
+    def delivered(error: object, message: Message) -> None:
         if error is None:
-            measured.add(len(VALUE))
+            kind, epoch_ms = message.timestamp()
+            assert kind == TIMESTAMP_LOG_APPEND_TIME
+            measured.appended(len(VALUE), epoch_ms)
 
     while time.monotonic() - measured.started < seconds:
         try:

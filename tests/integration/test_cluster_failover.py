@@ -57,9 +57,15 @@ TOPIC_CONFIGS = {"min.insync.replicas": str(MIN_INSYNC)}
 
 @contextlib.contextmanager
 def producer_processes(
-    bootstrap: str, topic: str, workdir: Path, client_config: Mapping[str, str] | None = None
+    bootstrap: str,
+    topic: str,
+    workdir: Path,
+    client_config: Mapping[str, str] | None = None,
+    partitions: int = PARTITIONS,
+    launch: Callable[[list[str]], list[str]] = list,
 ) -> Iterator[list[subprocess.Popen[bytes]]]:
-    """Idempotent acks=all producers; always stopped (SIGTERM, then SIGKILL) on the way out."""
+    """Idempotent acks=all producers (PRODUCERS), each command line passed through
+    ``launch``; always stopped (SIGTERM, then SIGKILL) on the way out."""
     started: list[subprocess.Popen[bytes]] = []
     settings = [f"--config={key}={value}" for key, value in (client_config or {}).items()]
     try:
@@ -67,12 +73,12 @@ def producer_processes(
             with (workdir / f"{name}.log").open("wb") as log:
                 started.append(
                     subprocess.Popen(
-                        [
+                        launch([
                             sys.executable, str(PRODUCER_SCRIPT), "--bootstrap", bootstrap,
-                            "--topic", topic, "--partitions", str(PARTITIONS), "--name", name,
+                            "--topic", topic, "--partitions", str(partitions), "--name", name,
                             "--mode", "idempotent", "--report", str(workdir / f"{name}.report"),
                             "--rate", str(RATE_PER_PRODUCER), *settings,
-                        ],
+                        ]),
                         stdout=log,
                         stderr=subprocess.STDOUT,
                     )
