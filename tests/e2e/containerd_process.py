@@ -63,15 +63,12 @@ class Containerd:
     """Start with ``start``; ``socket`` is the CRI endpoint a kubelet and crictl use."""
 
     def __init__(self, workdir: Path, cni_conf_dir: Path, sandbox_image: str, crictl: Path):
-        self.workdir = workdir
-        self.root = workdir / "root"
-        self.state = workdir / "state"
         self.socket = workdir / "containerd.sock"
         self.crictl = crictl
-        self.sandbox_image = sandbox_image
         config = workdir / "config.toml"
         workdir.mkdir(parents=True, exist_ok=True)
-        config.write_text(_config(self.root, self.state, self.socket, cni_conf_dir, sandbox_image))
+        root, state = workdir / "root", workdir / "state"
+        config.write_text(_config(root, state, self.socket, cni_conf_dir, sandbox_image))
         self.process = ChildProcess(
             "containerd", ["containerd", "--config", str(config)], workdir / "containerd.log"
         )

@@ -2,12 +2,11 @@
 which in-cluster clients such as the operator use) translated to endpoints in nftables.
 
 One for the host: all the nodes share its network stack, so one set of rules serves
-them all. Its nftables tables are removed on the way out (``--cleanup``).
+them all. The sweep (real_node_sweep.py) removes its nftables tables.
 """
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 from host_network import POD_NETWORK
@@ -20,7 +19,6 @@ READY_TIMEOUT_S = 60.0
 class KubeProxy:
     def __init__(self, workdir: Path, binary: Path, kubeconfig: Path, node: str) -> None:
         workdir.mkdir(parents=True, exist_ok=True)
-        self.binary = binary
         healthz, metrics = free_ports(2)
         self.healthz = f"http://127.0.0.1:{healthz}/healthz"
         self.process = ChildProcess(
@@ -45,5 +43,3 @@ class KubeProxy:
 
     def stop(self) -> None:
         self.process.stop()
-        argv = [str(self.binary), "--cleanup", "--proxy-mode=nftables"]
-        subprocess.run(argv, capture_output=True, check=False, timeout=60)

@@ -10,9 +10,7 @@ oom_score_adj for the kubelet itself (no CAP_SYS_RESOURCE here).
 
 from __future__ import annotations
 
-import contextlib
 import json
-import subprocess
 from pathlib import Path
 
 import pod_cgroups
@@ -41,9 +39,6 @@ class Kubelet:
         runtime_endpoint: str,
         address: str,
     ) -> None:
-        self.workdir = workdir
-        self.name = name
-        self.root = workdir / "root"
         self.cgroup = f"odradek-e2e-{name}"
         workdir.mkdir(parents=True, exist_ok=True)
         certificate = node_client(pki, name)
@@ -89,7 +84,7 @@ class Kubelet:
                 str(binary),
                 f"--config={config_path}",
                 f"--kubeconfig={kubeconfig}",
-                f"--root-dir={self.root}",
+                f"--root-dir={workdir / 'root'}",
                 f"--hostname-override={name}",
                 f"--node-ip={address}",
                 f"--node-labels={ZONE_LABEL}={zone}",
@@ -103,17 +98,6 @@ class Kubelet:
         self.process.start()
 
     def stop(self) -> None:
-        """The kubelet stopped and its mounts undone; its pods are containerd's to remove,
-        and then ``pod_cgroups.remove``."""
+        """The kubelet only: its pods are containerd's to remove, its mounts and cgroup
+        the sweep's (real_node_sweep.py)."""
         self.process.stop()
-        unmount_under(self.root)
-
-
-def unmount_under(directory: Path) -> None:
-    """Unmount whatever is mounted at or below ``directory``, deepest first."""
-    prefix = str(directory)
-    with open("/proc/self/mountinfo") as mountinfo:
-        points = [line.split()[4] for line in mountinfo]
-    for point in sorted((p for p in points if p.startswith(prefix)), key=len, reverse=True):
-        with contextlib.suppress(subprocess.SubprocessError):
-            subprocess.run(["umount", "--lazy", point], capture_output=True, check=False)

@@ -58,10 +58,12 @@ def volume(node: str, path: Path) -> dict[str, Any]:
     return local_volume(f"{node}-{path.name}", node, path, spec)
 
 
-def provide(kubectl: Kubectl, node: str, directory: Path, count: int) -> None:
-    """``count`` volumes for ``node`` under ``directory`` (and the StorageClass)."""
-    paths = [directory / f"volume-{i}" for i in range(count)]
-    for path in paths:
-        path.mkdir(parents=True, exist_ok=True)
-    docs = [storage_class(), *(volume(node, path) for path in paths)]
+def provide(kubectl: Kubectl, directories: dict[str, Path], count: int) -> None:
+    """The StorageClass and ``count`` volumes per node, under the node's directory."""
+    docs = [storage_class()]
+    for node, directory in directories.items():
+        for i in range(count):
+            path = directory / f"volume-{i}"
+            path.mkdir(parents=True, exist_ok=True)
+            docs.append(volume(node, path))
     kubectl.run("apply", "--server-side", "-f", "-", stdin=yaml.safe_dump_all(docs))

@@ -151,9 +151,8 @@ def running_real_cluster(tools: NodeTools, zones: Sequence[str]) -> Iterator[Rea
         )
         stack.callback(proxy.stop)
         proxy.start()
-        for node in nodes:
-            volumes = workdir / node.name / "volumes"
-            local_volumes.provide(kubectl, node.name, volumes, VOLUMES_PER_NODE)
+        volumes = {name: workdir / name / "volumes" for name in names}
+        local_volumes.provide(kubectl, volumes, VOLUMES_PER_NODE)
         resolv_conf = workdir / "resolv.conf"
         resolv_conf.write_text(
             f"nameserver {address}\nsearch default.svc.cluster.local svc.cluster.local"

@@ -20,7 +20,6 @@ from pathlib import Path
 
 import host_network
 import pod_cgroups
-from kubelet_process import unmount_under
 
 RUN_DIR = Path.home() / ".cache/odradek/real-nodes/run"
 NODE_CGROUP_PREFIX = "odradek-e2e-"
@@ -66,11 +65,21 @@ def _remove_log_links() -> None:
             link.unlink(missing_ok=True)
 
 
+def _unmount_under(directory: Path) -> None:
+    """Unmount whatever is mounted at or below ``directory``, deepest first."""
+    prefix = str(directory)
+    with open("/proc/self/mountinfo") as mountinfo:
+        points = [line.split()[4] for line in mountinfo]
+    for point in sorted((p for p in points if p.startswith(prefix)), key=len, reverse=True):
+        with contextlib.suppress(subprocess.SubprocessError):
+            subprocess.run(["umount", "--lazy", point], capture_output=True, check=False)
+
+
 def sweep(bridges: tuple[str, ...]) -> None:
     _kill(_pids_naming(str(RUN_DIR)))
     for group in _node_cgroups():
         _kill(_pids_in_cgroup(group))
-    unmount_under(RUN_DIR)
+    _unmount_under(RUN_DIR)
     _remove_log_links()
     for group in _node_cgroups():
         pod_cgroups.remove(group)

@@ -169,12 +169,10 @@ def test_a_deleted_broker_pod_returns_on_its_volume_and_loses_no_acknowledged_re
 
         def back() -> bool:
             pod = kubectl.get(NAMESPACE, "pod", victim)
-            return bool(
-                pod
-                and pod["metadata"]["uid"] != before["metadata"]["uid"]
-                and all(s["ready"] for s in pod["status"].get("containerStatuses", [{}]))
-                and pod["status"].get("containerStatuses")
-            )
+            if pod is None or pod["metadata"]["uid"] == before["metadata"]["uid"]:
+                return False
+            statuses = pod["status"].get("containerStatuses") or []
+            return bool(statuses) and all(status["ready"] for status in statuses)
 
         wait_for(f"{victim} recreated and ready", back, READY_TIMEOUT_S, 1)
         wait_for(
