@@ -68,12 +68,20 @@ def new_namespace(kubectl: Kubectl) -> str:
     return name
 
 
-def wait_for(what: str, probe: Callable[[], T | None], timeout: float = 300, every: float = 3) -> T:
-    """Poll until ``probe`` returns something truthy."""
+def wait_for(
+    what: str,
+    probe: Callable[[], T | None],
+    timeout: float = 300,
+    every: float = 3,
+    explain: Callable[[], str] | None = None,
+) -> T:
+    """Poll until ``probe`` returns something truthy; on a timeout the failure carries what
+    ``explain`` reports (the state that kept the wait from ending)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         value = probe()
         if value:
             return value
         time.sleep(every)
-    raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what}")
+    state = f"\n{explain()}" if explain else ""
+    raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what}{state}")

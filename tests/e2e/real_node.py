@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-from collections.abc import Iterator, Sequence
+import functools
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -79,6 +80,22 @@ class RealCluster:
         bind = 'mount --bind "$0" /etc/resolv.conf && exec "$@"'
         return ["unshare", "--mount", "--", "sh", "-c", bind, str(self.resolv_conf), *argv]
 
+    def report(self) -> str:
+        """What a person would look at first when pods do not come up: every pod with its
+        node and state, the latest events, and the recent log of each container that is
+        not ready."""
+        run = functools.partial(self.kubectl.run, check=False)
+        parts = [run("get", "pods", "-A", "-o", "wide"), _latest_events(run)]
+        for pod in self.kubectl.json("get", "pods", "-A")["items"]:
+            for status in pod.get("status", {}).get("containerStatuses", []):
+                if status["ready"]:
+                    continue
+                where = ("-n", pod["metadata"]["namespace"], pod["metadata"]["name"])
+                for previous in ((), ("--previous",)):
+                    log = run("logs", *where, "-c", status["name"], "--tail", "20", *previous)
+                    parts.append(f"--- {'/'.join(where[1:])} {status['name']} {previous}\n{log}")
+        return "\n".join(parts)
+
 
 def _node(workdir: Path, plane: ControlPlane, tools: NodeTools, index: int, zone: str) -> Node:
     name = f"node-{index}"
@@ -113,6 +130,10 @@ def _ready_nodes(kubectl: Kubectl, names: Sequence[str]) -> bool:
         if condition["type"] == "Ready" and condition["status"] == "True"
     }
     return ready >= set(names)
+
+
+def _latest_events(run: Callable[..., str]) -> str:
+    return "\n".join(run("get", "events", "-A", "--sort-by", ".lastTimestamp").splitlines()[-40:])
 
 
 @contextlib.contextmanager

@@ -92,11 +92,13 @@ def events(real_cluster: RealCluster, operator_pod: None) -> str:
     [cluster] = example("cluster.yaml")
     cluster["spec"]["coordination"]["managed"]["image"] = LOCAL_ETCD_IMAGE
     kubectl.apply(NAMESPACE, cluster)
-    wait_for("the Cluster Ready", lambda: ready(kubectl, "cluster", CLUSTER), READY_TIMEOUT_S, 2)
+    is_ready = functools.partial(ready, kubectl, "cluster", CLUSTER)
+    wait_for("the Cluster Ready", is_ready, READY_TIMEOUT_S, 2, real_cluster.report)
     kubectl.apply(NAMESPACE, *example("topics.yaml"))
     for topic in example("topics.yaml"):
         name = topic["metadata"]["name"]
-        wait_for(f"Topic {name} Ready", functools.partial(ready, kubectl, "topic", name), 120, 1)
+        is_ready = functools.partial(ready, kubectl, "topic", name)
+        wait_for(f"Topic {name} Ready", is_ready, 120, 1, real_cluster.report)
     return CLUSTER
 
 
@@ -174,10 +176,9 @@ def test_a_deleted_broker_pod_returns_on_its_volume_and_loses_no_acknowledged_re
             statuses = pod["status"].get("containerStatuses") or []
             return bool(statuses) and all(status["ready"] for status in statuses)
 
-        wait_for(f"{victim} recreated and ready", back, READY_TIMEOUT_S, 1)
-        wait_for(
-            "every replica back in sync", lambda: fully_in_sync(real_cluster, LOAD_TOPIC), 120, 2
-        )
+        wait_for(f"{victim} recreated and ready", back, READY_TIMEOUT_S, 1, real_cluster.report)
+        in_sync = functools.partial(fully_in_sync, real_cluster, LOAD_TOPIC)
+        wait_for("every replica back in sync", in_sync, 120, 2, real_cluster.report)
         time.sleep(5)
         assert all(p.poll() is None for p in producers), "a producer died under the restart"
 
