@@ -40,9 +40,10 @@ fi
 # docker.io and mmdebstrap: tests/integration/test_images.py builds and runs the images
 # (images/build.sh; scripts/docker-engine.sh starts dockerd when none answers).
 # containerd, the CNI plugins, catatonit (the pause image) and conntrack (kube-proxy):
-# the real nodes of tests/e2e/test_real_pods.py (tests/e2e/real_node.py).
+# the real nodes of tests/e2e/test_real_pods*.py (tests/e2e/real_node.py); prometheus
+# scrapes their broker pods and evaluates the chart's alert rules.
 debian_packages=(kcat etcd-server docker.io mmdebstrap containerd containernetworking-plugins
-  catatonit conntrack)
+  catatonit conntrack prometheus)
 missing=()
 for package in "${debian_packages[@]}"; do
   dpkg -s "${package}" >/dev/null 2>&1 || missing+=("${package}")

@@ -3,7 +3,7 @@
 By default the session starts its own control plane on loopback (etcd, kube-apiserver,
 kube-controller-manager; control_plane.py), from binaries that kube_binaries.sh builds
 once from the Go module proxy. It has no scheduler and no kubelets: tests play their
-part through the API (kubelet_stand_in.py). The tests on real pods (test_real_pods.py)
+part through the API (kubelet_stand_in.py). The tests on real pods (test_real_pods*.py)
 get a cluster of their own with a scheduler and real nodes (real_node.py), with the
 project's images built. With KUBECONFIG set, the tests run against that cluster instead
 (kind, k3d, ...); tests that play the kubelet are skipped there, and tests that run
@@ -34,6 +34,7 @@ from kubelet_stand_in import KubeletStandIn
 from node_tools import build_node_tools, why_not
 from operator_process import running_operator
 from real_node import NodeTools, RealCluster, running_real_cluster
+from real_pods import CLUSTER, deploy_example, install_operator
 
 ROOT = Path(__file__).resolve().parents[2]
 REAL_POD_TESTS = "test_real_pods"
@@ -59,7 +60,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         except (RuntimeError, OSError) as error:
             _binaries = f"Kubernetes binaries could not be built: {error}"
     global _node_tools
-    real = any(Path(str(item.path)).stem == REAL_POD_TESTS for item in items)
+    real = any(Path(str(item.path)).stem.startswith(REAL_POD_TESTS) for item in items)
     if real and _node_tools is None and not _use_external_cluster():
         _node_tools = why_not() or build_node_tools()
 
@@ -74,6 +75,19 @@ def real_cluster() -> Iterator[RealCluster]:
         pytest.skip(tools)
     with running_real_cluster(tools, ZONES) as cluster:
         yield cluster
+
+
+@pytest.fixture(scope="session")
+def operator_pod(real_cluster: RealCluster) -> None:
+    """The chart installed with helm on the real cluster: the operator runs as a pod."""
+    install_operator(real_cluster)
+
+
+@pytest.fixture(scope="session")
+def events(real_cluster: RealCluster, operator_pod: None) -> str:
+    """The example Cluster and Topics Ready on real pods; the Cluster's name."""
+    deploy_example(real_cluster)
+    return CLUSTER
 
 
 @dataclass(frozen=True)

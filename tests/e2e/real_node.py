@@ -72,6 +72,9 @@ class RealCluster:
     nodes: tuple[Node, ...]
     resolv_conf: Path
     """Names the cluster DNS: a client on the host resolves Services and pods with it."""
+    workdir: Path
+    """Where the cluster's processes keep their state; the sweep removes it and stops
+    any process started with a path under it."""
 
     def client_argv(self, argv: Sequence[str]) -> list[str]:
         """``argv`` run on the host with the cluster's DNS as its resolver: a client outside
@@ -179,4 +182,4 @@ def running_real_cluster(tools: NodeTools, zones: Sequence[str]) -> Iterator[Rea
             f"nameserver {address}\nsearch default.svc.cluster.local svc.cluster.local"
             " cluster.local\noptions ndots:5\n"
         )
-        yield RealCluster(kubectl, plane, tuple(nodes), resolv_conf)
+        yield RealCluster(kubectl, plane, tuple(nodes), resolv_conf, workdir)
