@@ -175,7 +175,9 @@ class Partition:
                 while self.high_watermark < offset:
                     if not self.is_leader or self.state.leader_epoch != epoch:
                         raise KafkaError(ErrorCode.not_leader_or_follower)
-                    await self.wait_for_change()
+                    # Shielded: the future is shared, and a waiter that times out would
+                    # otherwise cancel it for every other waiter and every later notify.
+                    await asyncio.shield(self.wait_for_change())
         except TimeoutError:
             raise KafkaError(
                 ErrorCode.request_timed_out, f"{self.key}: not replicated within {timeout_s}s"
@@ -390,7 +392,9 @@ class Partition:
         return self.log.read(fetch_offset, max_bytes, max_offset=limit, min_one_batch=min_one_batch)
 
     def wait_for_change(self) -> asyncio.Future[None]:
-        """A future resolved at the next append, high watermark or state change."""
+        """A future resolved at the next append, high watermark or state change; shared by
+        all waiters, so wait on it with ``asyncio.wait`` or ``asyncio.shield``, never
+        cancel it."""
         if self._changed is None:
             self._changed = asyncio.get_running_loop().create_future()
         return self._changed
