@@ -112,19 +112,48 @@ class EtcdMetadataStore:
         log.info("broker %d registered again", self._broker.node_id)
 
     async def _register(self) -> bool:
-        """Create this broker's key under a new lease, unless a registration exists; on
-        success ``registration_epoch`` is the key's create revision."""
+        """Create this broker's key under a new lease, unless another registration exists;
+        on success ``registration_epoch`` is the key's create revision."""
         self._lease = await self._client.grant_lease(self._ttl)
         key = self._broker_key(self._broker.node_id)
-        if await self._client.txn(
-            [key_absent(key)], [put_op(key, _encode_broker(self._broker), self._lease)]
-        ):
-            created = await self._client.get(key)
-            if created is not None and created.lease == self._lease:
-                self.registration_epoch = created.create_revision
-                return True
+        for _ in range(2):
+            if await self._client.txn(
+                [key_absent(key)], [put_op(key, _encode_broker(self._broker), self._lease)]
+            ):
+                created = await self._client.get(key)
+                if created is not None and created.lease == self._lease:
+                    self.registration_epoch = created.create_revision
+                    return True
+            if not await self._remove_earlier_run(key):
+                break
         await self._client.revoke(self._lease)
         return False
+
+    async def _remove_earlier_run(self, key: str) -> bool:
+        """Delete the registration at ``key`` if an earlier run of this broker left it.
+
+        It names this broker's log directory, which this process holds locked, so its
+        process is gone; etcd would delete it once its lease expired, but a lease etcd
+        fails to expire (it can, under load or when the clock steps back) would keep this
+        broker out for good. Deleting it, rather than overwriting it, gives the new
+        registration a new epoch, as a restart must.
+        """
+        existing = await self._client.get(key)
+        if existing is None:
+            return True
+        registered = _decode_broker(existing)
+        if not self._broker.directory_id or registered.directory_id != self._broker.directory_id:
+            return False
+        log.warning(
+            "broker %d: removing the registration an earlier run left (lease %x)",
+            self._broker.node_id,
+            existing.lease,
+        )
+        await self._client.txn([unchanged_since(key, existing.mod_revision)], [delete_op(key)])
+        if existing.lease:
+            with contextlib.suppress(EtcdError):  # it may have expired meanwhile
+                await self._client.revoke(existing.lease)
+        return True
 
     async def stop(self) -> None:
         for task in self._tasks:
@@ -441,19 +470,8 @@ def _image_from(prefix: str, kvs: dict[str, KeyValue]) -> MetadataImage:
         path = key[len(prefix) :].split("/")
         data = kv.value
         if path[0] == "brokers":
-            item = json.loads(data)
-            endpoints = tuple(
-                BrokerEndpoint(e["listener"], e["host"], e["port"])
-                for e in item.get("endpoints", ())
-            )
-            brokers[item["node_id"]] = BrokerRegistration(
-                item["node_id"],
-                item["host"],
-                item["port"],
-                item.get("rack"),
-                kv.create_revision,
-                endpoints,
-            )
+            registration = _decode_broker(kv)
+            brokers[registration.node_id] = registration
         elif path[0] == "unfenced":
             unfenced[int(path[1])] = int(data)
         elif path[0] == "topics":
@@ -515,8 +533,24 @@ def _encode_broker(broker: BrokerRegistration, shutting_down: bool = False) -> b
                 {"listener": e.listener, "host": e.host, "port": e.port} for e in broker.endpoints
             ],
             "shutting_down": shutting_down,
+            "directory_id": broker.directory_id,
         }
     ).encode()
+
+
+def _decode_broker(kv: KeyValue) -> BrokerRegistration:
+    item = json.loads(kv.value)
+    return BrokerRegistration(
+        item["node_id"],
+        item["host"],
+        item["port"],
+        item.get("rack"),
+        kv.create_revision,
+        tuple(
+            BrokerEndpoint(e["listener"], e["host"], e["port"]) for e in item.get("endpoints", ())
+        ),
+        item.get("directory_id", ""),
+    )
 
 
 def _encode_topic(topic: TopicMetadata) -> bytes:

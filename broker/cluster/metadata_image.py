@@ -40,6 +40,10 @@ class BrokerRegistration:
     # new one.
     epoch: int = 0
     endpoints: tuple[BrokerEndpoint, ...] = ()
+    # The id of its first log directory (see directory_id). One process at a time holds
+    # that directory, so a registration with this broker's node id and directory id was
+    # left by an earlier run of this very broker.
+    directory_id: str = ""
 
     def endpoint(self, listener: str) -> BrokerEndpoint | None:
         """Where clients of ``listener`` reach this broker; None if it has no such listener

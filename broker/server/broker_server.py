@@ -23,6 +23,7 @@ from odradek.broker.group.coordinator import GroupCoordinator
 from odradek.broker.group.group_config import GroupConfig
 from odradek.broker.group.group_metrics import GroupCollector
 from odradek.broker.group.group_partition import OFFSETS_TOPIC
+from odradek.broker.log.directory_id import directory_id
 from odradek.broker.log.log_config import LogConfig
 from odradek.broker.log.log_manager import LogManager
 from odradek.broker.security.scram_credential import ScramCredential, ScramMechanism
@@ -75,6 +76,7 @@ class BrokerServer:
                 BrokerEndpoint(item.name, item.host, item.port)
                 for item in config.advertised_listeners
             ),
+            directory_id=directory_id(config.log_dirs[0]),
         )
         log.info("loading logs from %s", ", ".join(map(str, config.log_dirs)))
         self._logs = LogManager(*config.log_dirs)

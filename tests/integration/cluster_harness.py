@@ -140,8 +140,9 @@ class Cluster:
     def restart(self, node_id: int, *, empty_disk: bool = False) -> None:
         """Start a stopped or killed broker again, on its data dir or on an empty one.
 
-        Waits first until its old registration has expired: etcd refuses a second
-        registration of a node id while the old lease lives, as ZooKeeper does.
+        Waits first until the cluster has seen its old registration go: a broker on its
+        own data dir would replace that registration at once, one on an empty disk is
+        refused while the old lease lives.
         """
         broker = self.brokers[node_id]
         assert not broker.is_running(), f"broker {node_id} is still running"

@@ -31,6 +31,7 @@ from pathlib import Path
 
 import confluent_kafka
 import pytest
+from broker_process import Broker, BrokerStartError
 from cluster_harness import FAST_FAILOVER, Cluster, ClusterFactory
 from kafka_wire import WireClient, build_batch
 from replica_logs import assert_replicas_identical, stored_batches
@@ -345,6 +346,40 @@ def test_broker_restarted_with_an_empty_disk_re_replicates_everything(
     stored = read_partitions(cluster.brokers[victim].bootstrap, topic, PARTITIONS)
     values = sorted(value for records in stored.values() for _, value in records)
     assert values == sorted(f"r{index}".encode() for index in range(produced))
+
+
+# -- a broker restarted before its old session expired ----------------------------------------
+
+LONG_SESSION_S = 60
+
+
+@pytest.mark.slow
+def test_crashed_broker_restarted_at_once_replaces_its_own_registration_but_not_another_nodes(
+    cluster_factory: ClusterFactory,
+) -> None:
+    """Its lease outlives the crash; the registration names the broker's log directory,
+    which the new process holds, so the broker removes it instead of waiting out (or, when
+    etcd fails to expire the lease, never getting past) the old session. A second process
+    claiming the same node.id from another directory is still refused."""
+    cluster = cluster_factory(
+        brokers=3, settings={"broker.session.timeout.ms": str(LONG_SESSION_S * 1000)}
+    )
+    topic = cluster.create_topic(PARTITIONS, 3, TOPIC_CONFIGS, prefix="restart-at-once")
+    produced = produce_acked(cluster.bootstrap, topic, 300)
+    crashed = cluster.brokers[1]
+    cluster.kill(1)
+    started = time.monotonic()
+    crashed.start(timeout=LONG_SESSION_S / 2)
+    assert time.monotonic() - started < LONG_SESSION_S / 2
+    assert "removing the registration an earlier run left" in crashed.log_tail(200)
+    cluster.wait_until(lambda: cluster.fully_replicated(topic), "broker 1 back in sync")
+    assert sum(assert_replicas_identical(cluster, topic, PARTITIONS).values()) == produced
+
+    impostor = Broker(cluster.workdir / "impostor", settings=crashed.settings)
+    with impostor, pytest.raises(BrokerStartError) as refused:
+        impostor.start(timeout=LONG_SESSION_S / 2)
+    assert "broker id 1 is already registered in etcd" in str(refused.value)
+    assert crashed.is_running() and cluster.registered() == {0, 1, 2}
 
 
 # -- an ISR that shrinks under a waiting write -------------------------------------------------
