@@ -1,5 +1,7 @@
 """``odradek user set-password|describe|delete``: SASL/SCRAM users, like kafka-configs
-``--entity-type users`` with ``SCRAM-SHA-256=[...]`` / ``SCRAM-SHA-512=[...]``.
+``--entity-type users`` with ``SCRAM-SHA-256=[...]`` / ``SCRAM-SHA-512=[...]``; and
+``odradek user set-quota|remove-quota|quotas``: their client quotas, like kafka-configs
+``--entity-type users [--entity-type clients]`` with ``producer_byte_rate=...``.
 
 The password never appears on the command line (where ``ps`` would show it): it is read
 from standard input when that is not a terminal, else prompted for twice. The broker gets
@@ -28,6 +30,7 @@ from odradek.cli.client_options import (
     cluster_call_failed,
     command,
     int_at_least,
+    key_value,
     status,
 )
 from odradek.cli.text_table import format_table
@@ -35,13 +38,15 @@ from odradek.cli.text_table import format_table
 MECHANISMS = {"SCRAM-SHA-256": ScramMechanism.SCRAM_SHA_256,
               "SCRAM-SHA-512": ScramMechanism.SCRAM_SHA_512}  # fmt: skip
 MIN_ITERATIONS, MAX_ITERATIONS = 4096, 16384  # what Kafka's brokers accept
+QUOTA_KEYS = "producer_byte_rate, consumer_byte_rate, request_percentage, controller_mutation_rate"
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "user",
-        help="set, describe and delete SASL/SCRAM users",
-        description="SASL/SCRAM credentials, like kafka-configs --entity-type users.",
+        help="SASL/SCRAM users and their client quotas",
+        description="SASL/SCRAM credentials and client quotas of users, like kafka-configs "
+        "--entity-type users.",
     )
     actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
 
@@ -68,8 +73,42 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     _add_mechanism(delete, None)
     delete.set_defaults(run=_delete)
 
-    for action in (set_password, describe, delete):
+    set_quota = actions.add_parser(
+        "set-quota", help="set client quotas of a user (or <default>), or of one client id"
+    )
+    set_quota.add_argument("name", metavar="NAME")
+    set_quota.add_argument(
+        "quotas", nargs="+", type=_quota, metavar="KEY=VALUE", help=f"keys: {QUOTA_KEYS}"
+    )
+    _add_client_id(set_quota)
+    set_quota.set_defaults(run=_set_quota)
+
+    remove_quota = actions.add_parser("remove-quota", help="remove client quotas of a user")
+    remove_quota.add_argument("name", metavar="NAME")
+    remove_quota.add_argument("keys", nargs="+", metavar="KEY")
+    _add_client_id(remove_quota)
+    remove_quota.set_defaults(run=_remove_quota)
+
+    quotas = actions.add_parser("quotas", help="list users' client quotas")
+    quotas.add_argument("names", nargs="*", metavar="NAME", help="(default: every user)")
+    quotas.set_defaults(run=_quotas)
+
+    for action in (set_password, describe, delete, set_quota, remove_quota, quotas):
         add_client_options(action)
+
+
+def _add_client_id(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--client-id", metavar="ID", help="the quota of this client id of the user (or <default>)"
+    )
+
+
+def _quota(text: str) -> tuple[str, float]:
+    key, value = key_value(text)
+    try:
+        return key, float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{key}: {value!r} is not a number") from None
 
 
 def _add_mechanism(parser: argparse.ArgumentParser, default: str | None) -> None:
@@ -166,3 +205,48 @@ def _alter(
         futures[alteration.user].result()
     except KafkaException as error:
         raise cluster_call_failed(args, error, doing) from error
+
+
+# The quota commands import kafka-python (it loads about a hundred request schemas) only
+# when they run: every other command starts without it.
+
+
+@command
+def _set_quota(args: argparse.Namespace) -> int:
+    from odradek.cli import client_quotas
+
+    status(args, f"Setting {_listed(args.quotas)} for {_who(args)}.")
+    client_quotas.alter(args, client_quotas.entity(args.name, args.client_id), dict(args.quotas))
+    status(args, f"Set the quotas of {_who(args)}.")
+    return 0
+
+
+@command
+def _remove_quota(args: argparse.Namespace) -> int:
+    from odradek.cli import client_quotas
+
+    status(args, f"Removing {', '.join(args.keys)} of {_who(args)}.")
+    target = client_quotas.entity(args.name, args.client_id)
+    client_quotas.alter(args, target, dict.fromkeys(args.keys))
+    status(args, f"Removed the quotas of {_who(args)}.")
+    return 0
+
+
+@command
+def _quotas(args: argparse.Namespace) -> int:
+    from odradek.cli import client_quotas
+
+    status(args, f"Describing user quotas on {args.bootstrap_server}.")
+    rows = client_quotas.rows(client_quotas.describe(args, args.names))
+    for line in format_table(("USER", "CLIENT-ID", "QUOTA", "VALUE"), rows):
+        print(line)
+    return 0
+
+
+def _who(args: argparse.Namespace) -> str:
+    user = f"user {args.name}"
+    return f"client id {args.client_id} of {user}" if args.client_id is not None else user
+
+
+def _listed(quotas: list[tuple[str, float]]) -> str:
+    return ", ".join(f"{key}={value:g}" for key, value in quotas)

@@ -4,11 +4,13 @@ alice's own clients show the effect: she logs in or not, may write a topic or no
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
 from broker_process import BrokerFactory, unique_name
 from confluent_kafka import KafkaError, Producer
+from kafka_tools import kafka_tool
 from odradek_cli import odradek
 from secured_broker import SecuredBroker, secured_broker
 
@@ -97,6 +99,63 @@ def test_user_commands_refuse_bad_input_with_a_sentence(secured: SecuredBroker) 
     assert "--iterations: at most 16384" in too_many.stderr
     empty = as_admin(secured, "user", "set-password", "x", stdin="\n", expect=1)
     assert "the password is empty" in empty.stderr
+
+
+def quota_rows(secured: SecuredBroker, *names: str) -> list[list[str]]:
+    out = as_admin(secured, "user", "quotas", *names).stdout
+    return [line.split() for line in out.splitlines()[1:]]
+
+
+def kafka_configs(secured: SecuredBroker, workdir: Path, *arguments: str) -> str:
+    """Kafka's kafka-configs, logged in as the administrator."""
+    settings = workdir / "admin.properties"
+    user, password = ADMIN
+    settings.write_text(
+        "security.protocol=SASL_PLAINTEXT\nsasl.mechanism=PLAIN\n"
+        "sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required "
+        f'username="{user}" password="{password}";\n'
+    )
+    bootstrap = secured.sasl_plaintext_bootstrap()
+    return kafka_tool(
+        "kafka-configs", "--bootstrap-server", bootstrap, "--command-config", str(settings),
+        *arguments,
+    )  # fmt: skip
+
+
+def test_user_quotas_set_listed_and_removed_as_kafka_configs_sees_them(
+    secured: SecuredBroker, tmp_path: Path
+) -> None:
+    done = as_admin(secured, "user", "set-quota", "carol",
+                    "producer_byte_rate=1048576", "consumer_byte_rate=2097152")  # fmt: skip
+    assert "Set the quotas of user carol." in done.stderr
+    as_admin(secured, "user", "set-quota", "carol", "request_percentage=12.5", "--client-id", "etl")
+    as_admin(secured, "user", "set-quota", "<default>", "producer_byte_rate=4096")
+    assert quota_rows(secured, "carol") == [
+        ["carol", "consumer_byte_rate", "2097152"],  # no client id: an empty column
+        ["carol", "producer_byte_rate", "1048576"],
+        ["carol", "etl", "request_percentage", "12.5"],
+    ]
+    assert ["<default>", "producer_byte_rate", "4096"] in quota_rows(secured)
+    users = ("--describe", "--entity-type", "users")
+    assert kafka_configs(secured, tmp_path, *users, "--entity-name", "carol") == (
+        "Quota configs for user-principal 'carol' are consumer_byte_rate=2097152.0, "
+        "producer_byte_rate=1048576.0\n"
+    )
+
+    removed = as_admin(secured, "user", "remove-quota", "carol", "producer_byte_rate")
+    assert "Removed the quotas of user carol." in removed.stderr
+    as_admin(secured, "user", "remove-quota", "carol", "request_percentage", "--client-id", "etl")
+    as_admin(secured, "user", "remove-quota", "<default>", "producer_byte_rate")
+    assert quota_rows(secured, "carol") == [["carol", "consumer_byte_rate", "2097152"]]
+    assert kafka_configs(secured, tmp_path, *users, "--entity-default") == ""
+
+    unknown = as_admin(secured, "user", "set-quota", "carol", "bogus_rate=1", expect=1)
+    assert "error: Invalid configuration key bogus_rate" in unknown.stderr
+    not_a_number = as_admin(secured, "user", "set-quota", "carol", "producer_byte_rate=fast",
+                            expect=2)  # fmt: skip
+    assert "producer_byte_rate: 'fast' is not a number" in not_a_number.stderr
+    foreign = as_admin(secured, "user", "quotas", "-X", "client.rack=a", expect=1)
+    assert "-X client.rack: quota commands take only the security properties" in foreign.stderr
 
 
 def acl_rows(secured: SecuredBroker, *filters: str) -> list[list[str]]:
