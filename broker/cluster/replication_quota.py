@@ -15,11 +15,13 @@ from __future__ import annotations
 import time
 from collections import deque
 from collections.abc import Callable
+from typing import Generic, TypeVar
 
 from odradek.broker.cluster.metadata_image import MetadataImage
 from odradek.broker.cluster.partition import PartitionKey
 
 UNTHROTTLED = 2**63 - 1
+K = TypeVar("K")
 
 
 LEADER_THROTTLED_REPLICAS = "leader.replication.throttled.replicas"
@@ -89,6 +91,34 @@ class RateMeter:
     def _expire(self, now: float) -> None:
         while self._samples and now - self._samples[0][0] >= self._count * self._sample_s:
             self._samples.popleft()
+
+
+class RateMeters(Generic[K]):
+    """A RateMeter per key (a client, an address), made on first use; every
+    ``FORGET_IDLE_AFTER`` new ones, the idle ones are forgotten."""
+
+    FORGET_IDLE_AFTER = 1024
+
+    def __init__(
+        self, samples: int, sample_s: float, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self._samples = samples
+        self._sample_s = sample_s
+        self._clock = clock
+        self._meters: dict[K, RateMeter] = {}
+        self._created = 0
+
+    def __getitem__(self, key: K) -> RateMeter:
+        meter = self._meters.get(key)
+        if meter is None:
+            self._created += 1
+            if self._created % self.FORGET_IDLE_AFTER == 0:
+                self._meters = {k: m for k, m in self._meters.items() if not m.idle()}
+            meter = self._meters[key] = RateMeter(self._samples, self._sample_s, self._clock)
+        return meter
+
+    def items(self) -> list[tuple[K, RateMeter]]:
+        return list(self._meters.items())
 
 
 class ReplicationQuota:

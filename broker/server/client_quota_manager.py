@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterator
 from prometheus_client import Counter
 
 from odradek.broker.cluster.metadata_image import MetadataImage
-from odradek.broker.cluster.replication_quota import RateMeter
+from odradek.broker.cluster.replication_quota import RateMeter, RateMeters
 from odradek.broker.protocol.errors import ErrorCode, KafkaError
 from odradek.broker.security.client_quota import (
     CONSUMER_BYTE_RATE,
@@ -36,7 +36,6 @@ from odradek.broker.security.client_quota import (
 )
 
 THROTTLING_QUOTA_EXCEEDED = "The throttling quota has been exceeded."
-_FORGET_IDLE_AFTER = 1024  # meters created between two sweeps of the idle ones
 
 
 class QuotaType(enum.Enum):
@@ -142,9 +141,8 @@ class ClientQuotaManager:
         self._sample_s = sample_s
         self._mutation_burst_s = mutation_samples * mutation_sample_s
         self._clock = clock
-        self._meters: dict[tuple[QuotaType, Tags], RateMeter] = {}
+        self._meters: RateMeters[tuple[QuotaType, Tags]] = RateMeters(samples, sample_s, clock)
         self._buckets: dict[Tags, TokenBucket] = {}
-        self._created = 0
         self._resolved_for: MetadataImage | None = None
         self._kinds: frozenset[QuotaType] = frozenset()
         self._resolved: dict[tuple[QuotaType, str, str], tuple[float, Tags] | None] = {}
@@ -211,7 +209,7 @@ class ClientQuotaManager:
 
     def rates(self) -> Iterator[tuple[QuotaType, Tags, float]]:
         """Each metered client's current rate (bytes/s; percent), for the metrics."""
-        for (kind, tags), meter in list(self._meters.items()):
+        for (kind, tags), meter in self._meters.items():
             total, window_s = meter.measure()
             yield kind, tags, total / window_s
 
@@ -240,11 +238,4 @@ class ClientQuotaManager:
         )
 
     def _meter(self, kind: QuotaType, tags: Tags) -> RateMeter:
-        meter = self._meters.get((kind, tags))
-        if meter is None:
-            self._created += 1
-            if self._created % _FORGET_IDLE_AFTER == 0:
-                self._meters = {k: m for k, m in self._meters.items() if not m.idle()}
-            meter = RateMeter(self._samples, self._sample_s, self._clock)
-            self._meters[(kind, tags)] = meter
-        return meter
+        return self._meters[(kind, tags)]

@@ -1,6 +1,6 @@
 """The Kafka protocol's listening sockets: one server per listener, TLS where the listener
 says so, with certificates reloaded from their files as they change; every connection
-served under its listener's security."""
+served under its listener's security, unless its address is over its ip quota."""
 
 from __future__ import annotations
 
@@ -65,6 +65,13 @@ class KafkaListeners:
         assert task is not None
         self._connections.add(task)
         try:
+            peer = writer.get_extra_info("peername")
+            hold_s = self._context.connection_quota.throttle_s(peer[0]) if peer else 0.0
+            if hold_s:
+                log.debug("connection from %s over its ip quota: closed in %.3fs", peer[0], hold_s)
+                await asyncio.sleep(hold_s)
+                writer.close()
+                return
             await Connection(self._context, reader, writer, security).serve()
         except asyncio.CancelledError:
             pass  # shutting down; asyncio would log a cancelled connection task as an error

@@ -247,6 +247,9 @@ class Broker:
         assert status == 200, f"/metrics answered {status}: {body[:500]}"
         return body
 
+    def metric(self, name: str, **labels: str) -> float:
+        return metric_sum(self.metrics_text(), name, **labels)
+
     def rss_bytes(self) -> int:
         """Resident memory of the broker process, from /proc."""
         for line in Path(f"/proc/{self.pid}/status").read_text().splitlines():
@@ -306,6 +309,19 @@ class BrokerFactory(Protocol):
         extra_args: list[str] | None = None,
         start: bool = True,
     ) -> Broker: ...
+
+
+def metric_sum(metrics_text: str, name: str, **labels: str) -> float:
+    """Sum of the samples of ``name`` in Prometheus text whose labels include ``labels``."""
+    total = 0.0
+    for line in metrics_text.splitlines():
+        if not line.startswith(name) or line.startswith("#"):
+            continue
+        head, _, value = line.rpartition(" ")
+        metric, _, label_text = head.partition("{")
+        if metric == name and all(f'{k}="{v}"' in label_text for k, v in labels.items()):
+            total += float(value)
+    return total
 
 
 def unique_name(prefix: str) -> str:

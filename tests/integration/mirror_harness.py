@@ -18,7 +18,7 @@ from typing import Any, Protocol
 
 import pytest
 import yaml
-from broker_process import Broker, free_port, http_get, odradek_command
+from broker_process import Broker, free_port, http_get, metric_sum, odradek_command
 from confluent_kafka import Consumer, Message, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
 
@@ -91,15 +91,7 @@ class MirrorRunner:
 
     def metric(self, name: str, **labels: str) -> float:
         """Sum of the samples of ``name`` whose labels include ``labels``."""
-        total = 0.0
-        for line in self.metrics_text().splitlines():
-            if not line.startswith(name) or line.startswith("#"):
-                continue
-            head, _, value = line.rpartition(" ")
-            metric, _, label_text = head.partition("{")
-            if metric == name and all(f'{k}="{v}"' in label_text for k, v in labels.items()):
-                total += float(value)
-        return total
+        return metric_sum(self.metrics_text(), name, **labels)
 
     def kill(self) -> None:
         """SIGKILL: no commit, no goodbye to the group."""

@@ -356,3 +356,45 @@ def test_topic_creations_over_the_controller_mutation_rate_get_kafkas_error(
         assert 3.0 < throttle_s <= 4.0  # 8 partitions owed at 2 per second
     finally:
         configs(server, "--alter", "--delete-config", "controller_mutation_rate", *clients)
+
+
+# -- connections per second from one address ---------------------------------------------------
+
+IP_RATE = 5  # connections/s
+
+
+def answered(bootstrap: str) -> tuple[bool, float]:
+    """Open a connection and ask ApiVersions: whether it was answered, and after how long."""
+    started = time.monotonic()
+    try:
+        with WireClient.to(bootstrap, timeout=10.0) as wire:
+            wire.api_versions()
+    except ConnectionError:
+        return False, time.monotonic() - started
+    return True, time.monotonic() - started
+
+
+def test_an_ip_over_its_connection_creation_rate_has_new_connections_held_then_closed(
+    broker_factory: BrokerFactory,
+) -> None:
+    broker = broker_factory(QUOTA_SETTINGS)
+    server = broker.bootstrap
+    ip = ("--entity-type", "ips", "--entity-name", "127.0.0.1")
+    done = configs(server, "--alter", "--add-config", f"connection_creation_rate={IP_RATE}", *ip)
+    assert done == "Completed updating config for ip 127.0.0.1.\n"
+    time.sleep(3)  # kafka-configs' own connections leave the window (2 samples of 1 s)
+
+    outcomes = [answered(server) for _ in range(3 * IP_RATE)]
+    served = [took for ok, took in outcomes if ok]
+    closed = [took for ok, took in outcomes if not ok]
+    # at most IP_RATE in the first second (the window is at least one sample), the rest
+    # held for Kafka's throttle time and closed unanswered
+    assert IP_RATE <= len(served) < len(outcomes), outcomes
+    assert closed and all(took > 0.05 for took in closed), outcomes
+    assert broker.metric("odradek_throttle_time_seconds_total", type="connection_creation") > 0
+
+    time.sleep(3)
+    assert answered(server)[0], "the address is served again once its window has passed"
+    configs(server, "--alter", "--delete-config", "connection_creation_rate", *ip)
+    time.sleep(3)  # the deletion's connections leave the window
+    assert all(answered(server)[0] for _ in range(4 * IP_RATE))
