@@ -199,14 +199,23 @@ class LeaderFetcher:
                 "topics": [{"topic": t, "partitions": p} for t, p in by_topic.items()],
             },
         )
+        sent = {key: epoch for key, epoch, _ in pending}
         for topic in response.topics:
             for result in topic.partitions:
                 key = PartitionKey(topic.topic, result.partition)
                 follower = self._manager.partition_of(key)
                 if follower is None or result.error_code != ErrorCode.none:
                     continue
+                if not self._still_follows(key, sent):
+                    continue  # led by another epoch now (or by this broker): ask again
                 follower.truncate_to_leader(result.leader_epoch, result.end_offset)
                 self._to_truncate.discard(key)
+
+    def _still_follows(self, key: PartitionKey, sent: dict[PartitionKey, int]) -> bool:
+        """Whether this fetcher still follows ``key`` in the leader epoch a request for it
+        was sent in: an answer about another epoch must not touch the replica (it may even
+        lead the partition now)."""
+        return key in sent and self._epochs.get(key) == sent[key]
 
     def _held_back(self, key: PartitionKey, partition: Partition) -> bool:
         """Whether this out-of-sync replica counts against the follower's quota."""
@@ -253,12 +262,13 @@ class LeaderFetcher:
                 "rack_id": "",
             },
         )
+        sent = {key: epoch for key, epoch, _ in partitions}
         waiting = False
         for topic in response.responses:
             for result in topic.partitions:
                 key = PartitionKey(topic.topic, result.partition_index)
                 follower = self._manager.partition_of(key)
-                if follower is None or key not in self._epochs:
+                if follower is None or not self._still_follows(key, sent):
                     continue
                 if self._held_back(key, follower):
                     self._settings.quota.record(len(result.records or b""))
