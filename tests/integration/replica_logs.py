@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from itertools import zip_longest
 from pathlib import Path
+from typing import NamedTuple
 
 from cluster_harness import Cluster
 from kafka_wire import parse_batches
@@ -25,6 +26,23 @@ def stored_batches(data_dir: Path, topic: str, partition: int) -> dict[int, byte
         for batch in found:
             batches[batch.base_offset] = data[batch.position : batch.position + batch.size]
     return batches
+
+
+class BatchProducer(NamedTuple):
+    producer_id: int
+    epoch: int
+    base_sequence: int
+
+
+def batch_producer(batches: dict[int, bytes], offset: int) -> BatchProducer:
+    """Who wrote the stored batch holding ``offset``: its v2 header's producer id, producer
+    epoch and base sequence."""
+    data = batches[max(base for base in batches if base <= offset)]
+    return BatchProducer(
+        int.from_bytes(data[43:51], "big", signed=True),
+        int.from_bytes(data[51:53], "big", signed=True),
+        int.from_bytes(data[53:57], "big", signed=True),
+    )
 
 
 def committed_batches(batches: dict[int, bytes], high_watermark: int) -> list[tuple[int, bytes]]:
