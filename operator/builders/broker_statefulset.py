@@ -98,7 +98,9 @@ def _pod_spec(owner: Owner, spec: ClusterSpec) -> Obj:
 def default_spread(owner: Owner, spec: ClusterSpec) -> list[Obj]:
     """Brokers spread over nodes, and over racks when rack awareness is on.
 
-    ScheduleAnyway: a cluster with fewer zones or nodes than brokers still runs.
+    ScheduleAnyway: a cluster with fewer zones or nodes than brokers still runs. Tainted
+    nodes (a lost node is tainted unreachable) do not count, so a broker rebuilt after
+    its zone was lost is not held to that zone's missing brokers.
     """
     keys = ["kubernetes.io/hostname"]
     if spec.rack is not None:
@@ -108,6 +110,7 @@ def default_spread(owner: Owner, spec: ClusterSpec) -> list[Obj]:
             "maxSkew": 1,
             "topologyKey": key,
             "whenUnsatisfiable": "ScheduleAnyway",
+            "nodeTaintsPolicy": "Honor",
             "labelSelector": {"matchLabels": selector_labels(owner, "broker")},
         }
         for key in keys

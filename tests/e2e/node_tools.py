@@ -39,6 +39,11 @@ def why_not() -> str | None:
     return None
 
 
+def project_image(name: str) -> str:
+    """The tag of the project's image ``name`` (a folder under images/), built if needed."""
+    return _script(str(ROOT / "images/build.sh"), name)[-1]
+
+
 def build_node_tools() -> NodeTools:
     kube = Path(_script(str(HERE / "kube_binaries.sh"))[-1])
     coredns = Path(_script(str(HERE / "go_tool.sh"), "coredns")[-1]) / "coredns"

@@ -59,10 +59,16 @@ class Node:
     kubelet: Kubelet
 
     def stop(self) -> None:
-        """The kubelet, then its pods and containerd."""
+        """The kubelet, then its pods and containerd: the node is lost to the cluster."""
         for step in (self.kubelet.stop, self.containerd.stop):
             with contextlib.suppress(Exception):
                 step()
+
+    def start_again(self) -> None:
+        """A stopped node back: containerd on its own root (the images are still there),
+        then the kubelet, which starts the pods still bound to the node."""
+        self.containerd.start()
+        self.kubelet.start()
 
 
 @dataclass(frozen=True)

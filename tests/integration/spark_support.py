@@ -122,10 +122,15 @@ def demo(bootstrap: str, kind: str, topic: str, count: int, seed: int, start_ms:
     )
 
 
+def closing_page_view() -> PageView:
+    """A page view late enough to close every window before it (the pipeline's watermark
+    is 30 s), to be left out of the expected counts."""
+    return PageView("user-x", "s", "/closing", None, START_MS + 60 * MINUTE_MS)
+
+
 def close_windows(bootstrap: str, topic: str) -> PageView:
-    """Send a page view late enough to close every window before it (the pipeline's
-    watermark is 30 s); returns it, to be left out of the expected counts."""
-    sentinel = PageView("user-x", "s", "/closing", None, START_MS + 60 * MINUTE_MS)
+    """Send the closing page view; returns it."""
+    sentinel = closing_page_view()
     produce(bootstrap, topic, [(sentinel.key(), sentinel.encode())])
     return sentinel
 
@@ -139,7 +144,14 @@ def expected_page_views(
     bootstrap: str, topic: str, partitions: int, leave_out: PageView
 ) -> collections.Counter[tuple[datetime.datetime, str]]:
     """Views per (minute window, page), counted in Python from what the topic holds."""
-    views = [PageView.decode(r.value) for r in consume_all(bootstrap, topic, partitions)]
+    return count_page_views((r.value for r in consume_all(bootstrap, topic, partitions)), leave_out)
+
+
+def count_page_views(
+    values: Iterable[bytes], leave_out: PageView
+) -> collections.Counter[tuple[datetime.datetime, str]]:
+    """Views per (minute window, page) of encoded page views, ``leave_out`` left out."""
+    views = map(PageView.decode, values)
     return collections.Counter(
         (window_start(v.event_time_ms), v.page) for v in views if v != leave_out
     )

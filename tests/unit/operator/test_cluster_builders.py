@@ -176,6 +176,7 @@ def test_brokers_spread_over_zones_and_nodes_by_default() -> None:
         "kubernetes.io/hostname",
     ]
     assert {c["whenUnsatisfiable"] for c in spread} == {"ScheduleAnyway"}
+    assert {c["nodeTaintsPolicy"] for c in spread} == {"Honor"}  # a lost node does not count
     no_rack = broker_pod({})["spec"]["topologySpreadConstraints"]
     assert [c["topologyKey"] for c in no_rack] == ["kubernetes.io/hostname"]
 
