@@ -303,7 +303,9 @@ class GroupCoordinator:
     # --- metrics -------------------------------------------------------------------------------
 
     def lag_samples(self) -> list[tuple[str, str, int, int]]:
-        """(group, topic, partition, lag) for committed offsets of partitions led here."""
+        """(group, topic, partition, lag) for committed offsets of partitions with a replica
+        here. Only the group's coordinator reports it, so each lag comes from one broker;
+        a follower's high watermark trails the leader's by at most one fetch."""
         samples = []
         for group in self.catalog.groups.values():
             for (topic, partition), committed in group.offsets.items():
@@ -311,9 +313,8 @@ class GroupCoordinator:
                     replica = self._replicas.get(topic, partition)
                 except KafkaError:
                     continue
-                if replica.is_leader:
-                    lag = max(replica.high_watermark - committed.offset, 0)
-                    samples.append((group.group_id, topic, partition, lag))
+                lag = max(replica.high_watermark - committed.offset, 0)
+                samples.append((group.group_id, topic, partition, lag))
         return samples
 
     # --- helpers -------------------------------------------------------------------------------

@@ -75,6 +75,9 @@ def spark_submit(cluster: RealCluster, image: str, zone: str) -> list[str]:
         "spark.kubernetes.container.image.pullPolicy": "Never",
         "spark.kubernetes.authenticate.driver.serviceAccountName": SERVICE_ACCOUNT,
         "spark.kubernetes.driver.pod.name": DRIVER_POD,
+        # the image's Python: spark-submit would pass on this host's PYSPARK_PYTHON
+        "spark.pyspark.python": "python3",
+        "spark.pyspark.driver.python": "python3",
         "spark.kubernetes.node.selector.topology.kubernetes.io/zone": zone,
         "spark.kubernetes.executor.deleteOnTermination": "false",  # its log is checked
         "spark.kubernetes.submission.waitAppCompletion": "false",  # the test waits
@@ -140,7 +143,9 @@ def test_a_spark_job_on_driver_and_executor_pods_reads_a_topic_with_format_odrad
         sentinel.key().decode(), sentinel.encode().decode(), BOOTSTRAP, SOURCE,
     )  # fmt: skip
     kubectl.apply(NAMESPACE, *driver_rbac())
-    environment = {**os.environ, "KUBECONFIG": str(real_cluster.plane.kubeconfig)}
+    host_only = ("PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON")  # set by earlier Spark tests
+    inherited = {k: v for k, v in os.environ.items() if k not in host_only}
+    environment = {**inherited, "KUBECONFIG": str(real_cluster.plane.kubeconfig)}
     try:
         submitted = subprocess.run(
             spark_submit(real_cluster, image, node.zone),
