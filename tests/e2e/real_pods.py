@@ -131,6 +131,16 @@ def create_topic(cluster: RealCluster, name: str, partitions: int) -> None:
     wait_ready(cluster, "topic", name, timeout=120)
 
 
+def produce_keyed(cluster: RealCluster, topic: str, first: int, count: int) -> list[str]:
+    """Records ``key-i:value-i`` written with kcat and acks=all: acknowledged once it exits 0."""
+    records = [f"key-{i}:value-{i}" for i in range(first, first + count)]
+    command = ["kcat", "-b", BOOTSTRAP, "-P", "-t", topic, "-K", ":", "-X", "acks=all"]
+    subprocess.run(
+        cluster.client_argv(command), input="\n".join(records), text=True, check=True, timeout=60
+    )
+    return records
+
+
 @dataclass
 class Load:
     """Idempotent acks=all producers writing to one topic."""

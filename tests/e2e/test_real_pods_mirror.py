@@ -12,11 +12,11 @@ import pytest
 from e2e_kubectl import wait_for
 from real_node import RealCluster
 from real_pods import (
-    BOOTSTRAP,
     CLUSTER,
     LOCAL_ETCD_IMAGE,
     NAMESPACE,
     create_topic,
+    produce_keyed,
     wait_ready,
 )
 
@@ -60,15 +60,6 @@ def mirror_maker() -> dict[str, Any]:
     }
 
 
-def produce(cluster: RealCluster, first: int, count: int) -> list[str]:
-    records = [f"key-{i}:value-{i}" for i in range(first, first + count)]
-    command = ["kcat", "-b", BOOTSTRAP, "-P", "-t", TOPIC, "-K", ":", "-X", "acks=all"]
-    subprocess.run(
-        cluster.client_argv(command), input="\n".join(records), text=True, check=True, timeout=60
-    )
-    return records
-
-
 def mirrored(cluster: RealCluster, expected: int) -> list[str] | None:
     """The records in the target's copy, once there are ``expected`` of them."""
     command = [
@@ -87,7 +78,7 @@ def test_a_mirrormaker_copies_a_topic_between_two_clusters_on_pods(
 ) -> None:
     kubectl = real_cluster.kubectl
     create_topic(real_cluster, TOPIC, 3)
-    before = produce(real_cluster, 0, 200)
+    before = produce_keyed(real_cluster, TOPIC, 0, 200)
     resource = mirror_maker()
     name = resource["metadata"]["name"]
     try:
@@ -98,7 +89,7 @@ def test_a_mirrormaker_copies_a_topic_between_two_clusters_on_pods(
 
         pods = kubectl.items(NAMESPACE, "pods", f"app.kubernetes.io/instance={name}")
         assert len(pods) == 1 and pods[0]["status"]["phase"] == "Running"
-        after = produce(real_cluster, 200, 100)
+        after = produce_keyed(real_cluster, TOPIC, 200, 100)
         copy = functools.partial(mirrored, real_cluster, len(before) + len(after))
         records = wait_for(
             f"{MIRRORED} in {TARGET}", copy, MIRROR_TIMEOUT_S, 2, real_cluster.report
