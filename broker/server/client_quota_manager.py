@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterator
 from prometheus_client import Counter
 
 from odradek.broker.cluster.metadata_image import MetadataImage
-from odradek.broker.cluster.replication_quota import RateMeter, RateMeters
+from odradek.broker.cluster.replication_quota import RateMeters
 from odradek.broker.protocol.errors import ErrorCode, KafkaError
 from odradek.broker.security.client_quota import (
     CONSUMER_BYTE_RATE,
@@ -159,7 +159,7 @@ class ClientQuotaManager:
         if found is None:
             return 0
         limit, tags = found
-        meter = self._meter(kind, tags)
+        meter = self._meters[(kind, tags)]
         meter.record(value)
         total, window_s = meter.measure()
         rate = total / window_s
@@ -177,7 +177,7 @@ class ClientQuotaManager:
         """Take back a ``record`` whose response was not sent (a throttled fetch)."""
         found = self._quota(kind, principal, client_id)
         if found is not None:
-            self._meter(kind, found[1]).record(-value)
+            self._meters[(kind, found[1])].record(-value)
 
     def fetch_throttle_ms(self, principal: str, client_id: str | None, size: int) -> int:
         """Count a fetch response of ``size`` bytes; when it would go over the quota, the
@@ -236,6 +236,3 @@ class ClientQuotaManager:
             for kind in QuotaType
             if any(kind.value in values for values in image.client_quotas.values())
         )
-
-    def _meter(self, kind: QuotaType, tags: Tags) -> RateMeter:
-        return self._meters[(kind, tags)]

@@ -71,14 +71,16 @@ def _shown(name: str | None) -> str:
 def describe(args: argparse.Namespace, users: Sequence[str]) -> dict[Entity, dict[str, float]]:
     """The quotas of ``users`` (every user when empty), alone and with a client id."""
     filters = [_user_filter(user) for user in users] or [[(USER, SPECIFIED, None)]]
-    found: dict[Entity, dict[str, float]] = {}
-    for components in filters:
-        component = DescribeClientQuotasRequest.ComponentData
-        request = DescribeClientQuotasRequest(
+    component = DescribeClientQuotasRequest.ComponentData
+    requests = [
+        DescribeClientQuotasRequest(
             components=[component(entity_type=t, match_type=m, match=n) for t, m, n in components],
             strict=False,
         )
-        response = _send(args, request)
+        for components in filters
+    ]
+    found: dict[Entity, dict[str, float]] = {}
+    for response in _send(args, *requests):
         _raise_for(response.error_code, response.error_message)
         for entry in response.entries or ():
             key = tuple(sorted((e.entity_type, e.entity_name) for e in entry.entity))
@@ -96,7 +98,7 @@ def alter(args: argparse.Namespace, target: Entity, ops: Mapping[str, float | No
             for key, value in ops.items()
         ],
     )
-    response = _send(args, AlterClientQuotasRequest(entries=[entry], validate_only=False))
+    [response] = _send(args, AlterClientQuotasRequest(entries=[entry], validate_only=False))
     for result in response.entries:
         _raise_for(result.error_code, result.error_message)
 
@@ -107,15 +109,18 @@ def _user_filter(user: str) -> list[tuple[str, int, str | None]]:
     return [(USER, EXACT, user)]
 
 
-def _send(args: argparse.Namespace, request: Any) -> Any:
+def _send(args: argparse.Namespace, *requests: Any) -> list[Any]:
+    """The responses to ``requests``, sent one after another on one admin client."""
     admin = _admin(args)
     manager = admin._manager  # kafka-python has the requests but no methods for them
+    timeout_ms = int(args.timeout * 1000)
 
-    async def exchange() -> Any:
-        return await manager.send(request, request_timeout_ms=int(args.timeout * 1000))
+    async def exchange() -> list[Any]:
+        return [await manager.send(request, request_timeout_ms=timeout_ms) for request in requests]
 
     try:
-        return manager.run(exchange)
+        responses: list[Any] = manager.run(exchange)
+        return responses
     except KafkaPythonError as error:
         raise CliError(f"the cluster at {args.bootstrap_server} did not answer: {error}") from None
     finally:
