@@ -85,8 +85,7 @@ class PeerConnection:
 
     async def _log_in(self) -> None:
         exchange = self._security.sasl_exchange()
-        credentials = self._security.credentials
-        if exchange is None or credentials is None:
+        if exchange is None:
             return
         mechanism = exchange.mechanism
         handshake = await self._send(
@@ -106,7 +105,7 @@ class PeerConnection:
             if answer.error_code != ErrorCode.none:
                 raise PeerAuthenticationFailed(
                     f"broker at {self.host}:{self.port} refused the {mechanism} login of"
-                    f" {credentials.username}: {answer.error_message}"
+                    f" {exchange.who}: {answer.error_message}"
                 )
             lifetime_ms = int(answer.session_lifetime.total_seconds() * 1000)
             token = exchange.step(answer.auth_bytes)

@@ -185,11 +185,20 @@ class BrokerConfig:
 
     def listener_value(self, listener: Listener, name: str) -> object:
         """``name`` as ``listener`` sees it: its own ``listener.name.<l>.<name>`` where set."""
+        own = self.listener_own_value(listener, name)
+        return self.get(name) if own is None else own
+
+    def listener_own_value(self, listener: Listener, name: str) -> object:
+        """``listener``'s own ``listener.name.<l>.<name>``; None where it has none."""
         own = listener.config_prefix + name
-        for _, layer in self._layers():
-            if own in layer:
-                return layer[own]
-        return self.get(name)
+        return next((layer[own] for _, layer in self._layers() if own in layer), None)
+
+    def mechanism_str(self, listener: Listener, mechanism: str, name: str) -> str | None:
+        """``name`` as ``mechanism`` on ``listener`` sees it: its own
+        ``listener.name.<l>.<mechanism>.<name>`` where set, else the listener's."""
+        own = f"{listener.config_prefix}{mechanism.lower()}.{name}"
+        value = next((layer[own] for _, layer in self._layers() if own in layer), None)
+        return format_value(value) if value is not None else self.listener_str(listener, name)
 
     def listener_str(self, listener: Listener, name: str) -> str | None:
         value = self.listener_value(listener, name)

@@ -80,6 +80,47 @@ def throttled_replicas(name: str, value: object) -> None:
             )
 
 
+def parse_per_ip_overrides(text: str) -> dict[str, int]:
+    """``max.connections.per.ip.overrides``: ``host:count`` pairs (the count after the
+    last colon, so an IPv6 address may be a host)."""
+    overrides: dict[str, int] = {}
+    for item in (part.strip() for part in text.split(",")):
+        if not item:
+            continue
+        host, _, count = item.rpartition(":")
+        if not host or not count.isdigit():
+            raise ConfigError(f"{item!r} is not host:count")
+        overrides[host.strip("[]")] = int(count)
+    return overrides
+
+
+def per_ip_overrides(name: str, value: object) -> None:
+    try:
+        parse_per_ip_overrides(str(value))
+    except ConfigError as error:
+        raise ConfigError(f"{name}: {error}") from None
+
+
+_OAUTHBEARER_PACKAGES = (
+    "org.apache.kafka.common.security.oauthbearer.",  # Kafka 4
+    "org.apache.kafka.common.security.oauthbearer.secured.",  # Kafka 3
+)
+OAUTHBEARER_LOGIN_HANDLERS = tuple(
+    p + "OAuthBearerLoginCallbackHandler" for p in _OAUTHBEARER_PACKAGES
+)
+OAUTHBEARER_VALIDATOR_HANDLERS = tuple(
+    p + "OAuthBearerValidatorCallbackHandler" for p in _OAUTHBEARER_PACKAGES
+)
+
+
+def file_url(name: str, value: object) -> None:
+    if value is not None and not str(value).startswith("file:"):
+        raise ConfigError(
+            f"{name}: {value!r} is not a file URL (a broker reads its OAUTHBEARER token from"
+            " a file; token endpoints over http(s) are not supported)"
+        )
+
+
 def no_tiered_storage(name: str, value: object) -> None:
     if value is True:
         raise ConfigError(
@@ -104,6 +145,8 @@ class ConfigDef:
     dynamic: bool = False
     # May be set for one listener as listener.name.<listener>.<name>, as in Kafka.
     per_listener: bool = False
+    # ... and for one SASL mechanism of it: listener.name.<listener>.<mechanism>.<name>.
+    per_mechanism: bool = False
 
 
 def _defs(*items: ConfigDef) -> dict[str, ConfigDef]:
@@ -123,8 +166,18 @@ def _listener_key(
     doc: str,
     validator: Validator | None = None,
     sensitive: bool = False,
+    per_mechanism: bool = False,
 ) -> ConfigDef:
-    return ConfigDef(name, kind, default, doc, validator, sensitive=sensitive, per_listener=True)
+    return ConfigDef(
+        name,
+        kind,
+        default,
+        doc,
+        validator,
+        sensitive=sensitive,
+        per_listener=True,
+        per_mechanism=per_mechanism,
+    )
 
 
 # TLS and SASL, with Kafka's names; each may be set per listener (listener.name.<l>.<key>).
@@ -209,7 +262,7 @@ SECURITY_CONFIGS = (
         "Kafka's JAAS login for a mechanism, usually as"
         " listener.name.<l>.<mechanism>.sasl.jaas.config: PlainLoginModule's user_<name>"
         " options are the PLAIN users; username/password are what this broker logs in with.",
-        sensitive=True,
+        sensitive=True, per_mechanism=True,
     ),
     _listener_key(
         "sasl.plain.users.file", ConfigType.STRING, None,
@@ -253,6 +306,25 @@ SECURITY_CONFIGS = (
     _listener_key(
         "sasl.oauthbearer.clock.skew.seconds", ConfigType.INT, 30,
         "Clock difference allowed when checking exp, iat and nbf.", at_least(0),
+    ),
+    _listener_key(
+        "sasl.oauthbearer.token.endpoint.url", ConfigType.STRING, None,
+        "The token this broker logs in to the others with over OAUTHBEARER: a file URL of a"
+        " JWT, read again at every login (a rotated token is picked up). Kafka's token"
+        " endpoints over http(s) are not supported.",
+        file_url, per_mechanism=True,
+    ),
+    _listener_key(
+        "sasl.login.callback.handler.class", ConfigType.STRING, None,
+        "Accepted for Kafka's configs: Kafka's OAuthBearerLoginCallbackHandler, which is"
+        " what Odradek's OAUTHBEARER login does; no other class can be loaded.",
+        one_of(*OAUTHBEARER_LOGIN_HANDLERS), per_mechanism=True,
+    ),
+    _listener_key(
+        "sasl.server.callback.handler.class", ConfigType.STRING, None,
+        "Accepted for Kafka's configs: Kafka's OAuthBearerValidatorCallbackHandler, which is"
+        " what Odradek's OAUTHBEARER validation does; no other class can be loaded.",
+        one_of(*OAUTHBEARER_VALIDATOR_HANDLERS), per_mechanism=True,
     ),
 )  # fmt: skip
 
@@ -778,6 +850,47 @@ BROKER_CONFIGS = _defs(
         1,
         "Length of one client quota sample.",
         at_least(1),
+    ),
+    ConfigDef(
+        "max.connections",
+        ConfigType.INT,
+        INT_MAX,
+        "Most connections the broker holds on all listeners but the inter-broker one; a"
+        " new connection waits for a free slot, and an inter-broker connection over the limit"
+        " closes the least recently active other one. Per listener as"
+        " listener.name.<l>.max.connections, which also bounds the inter-broker listener.",
+        at_least(0),
+        dynamic=True,
+        per_listener=True,
+    ),
+    ConfigDef(
+        "max.connections.per.ip",
+        ConfigType.INT,
+        INT_MAX,
+        "Most connections from one address; more are closed at once. 0 admits only the"
+        " addresses of max.connections.per.ip.overrides.",
+        at_least(0),
+        dynamic=True,
+    ),
+    ConfigDef(
+        "max.connections.per.ip.overrides",
+        ConfigType.STRING,
+        "",
+        "Per-address exceptions to max.connections.per.ip: host:count pairs, comma-separated"
+        " (a host name stands for the addresses it resolves to).",
+        per_ip_overrides,
+        dynamic=True,
+    ),
+    ConfigDef(
+        "max.connection.creation.rate",
+        ConfigType.INT,
+        INT_MAX,
+        "Most new connections per second the broker accepts on all listeners but the"
+        " inter-broker one, measured as client quotas are; faster ones wait. Per listener"
+        " as listener.name.<l>.max.connection.creation.rate.",
+        at_least(0),
+        dynamic=True,
+        per_listener=True,
     ),
     ConfigDef(
         "controller.quota.window.num",

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from odradek.broker.config.definitions import BROKER_CONFIGS, ConfigError
-from odradek.broker.config.parsing import parse_values
+from odradek.broker.config.parsing import definition_of, parse_values
 
 _SECURITY = (
     "Odradek's TLS and SASL settings are static: a TLS listener reloads its key and trust "
@@ -27,7 +27,6 @@ _LISTENERS = (
 _TIERED = "Odradek has no tiered storage"
 _THREADS = "Odradek serves a broker on one asyncio event loop: it has no such thread pool to size"
 _CLEANER = "Odradek's log cleaner has fixed buffers and an unthrottled I/O rate"
-_CONNECTIONS = "Odradek limits connections only by ip quotas (connection_creation_rate) so far"
 _CORDON = "Odradek cannot cordon log directories (KIP-1066)"
 _LOG_DIR_MOVES = "Odradek does not throttle moves between log directories (AlterReplicaLogDirs)"
 _GROUPS = (
@@ -52,10 +51,6 @@ UNSUPPORTED_DYNAMIC_CONFIGS: dict[str, str] = {
     "log.cleaner.io.buffer.size": _CLEANER,
     "log.cleaner.io.buffer.load.factor": _CLEANER,
     "log.cleaner.io.max.bytes.per.second": _CLEANER,
-    "max.connections": _CONNECTIONS,
-    "max.connections.per.ip": _CONNECTIONS,
-    "max.connections.per.ip.overrides": _CONNECTIONS,
-    "max.connection.creation.rate": _CONNECTIONS,
     "cordoned.log.dirs": _CORDON,
     "replica.alter.log.dirs.io.max.bytes.per.second": _LOG_DIR_MOVES,
     "group.consumer.assignment.interval.ms": _GROUPS,
@@ -94,14 +89,16 @@ def unsupported_reason(name: str) -> str | None:
 def validate_dynamic_broker_configs(configs: Mapping[str, str]) -> None:
     """Check a broker's (or the cluster default's) whole set of dynamic values; a
     ConfigError names what cannot be set, in Kafka's words for a static key."""
-    for name in sorted(configs):
-        definition = BROKER_CONFIGS.get(name)
+    definitions = {name: definition_of(BROKER_CONFIGS, name) for name in configs}
+    for name, definition in sorted(definitions.items()):
         reason = unsupported_reason(name)
         if reason is not None and (definition is None or not definition.dynamic):
             raise ConfigError(f"{name}: {reason}")
         if definition is None:
             raise ConfigError(f"{name}: unknown configuration key")
-    static = sorted(name for name in configs if not BROKER_CONFIGS[name].dynamic)
+    static = sorted(
+        name for name, definition in definitions.items() if definition and not definition.dynamic
+    )
     if static:
         raise ConfigError(f"Cannot update these configs dynamically: [{', '.join(static)}]")
     parse_values(BROKER_CONFIGS, configs)

@@ -8,7 +8,6 @@ from dataclasses import replace
 from odradek.broker.config.definitions import ConfigDef, ConfigError, ConfigType
 
 LISTENER_PREFIX = "listener.name."
-JAAS_SUFFIX = ".sasl.jaas.config"
 _INTEGER_RANGES = {
     ConfigType.SHORT: (-(2**15), 2**15 - 1),
     ConfigType.INT: (-(2**31), 2**31 - 1),
@@ -74,13 +73,14 @@ def parse_values(
 
 def definition_of(definitions: Mapping[str, ConfigDef], name: str) -> ConfigDef | None:
     """The definition of ``name``, also for one listener's own value of a per-listener key
-    (``listener.name.<listener>.<key>``, and ``...<mechanism>.sasl.jaas.config``), as Kafka
-    accepts them."""
+    (``listener.name.<listener>.<key>``) and one mechanism's of a per-mechanism key
+    (``listener.name.<listener>.<mechanism>.<key>``), as Kafka accepts them."""
     found = definitions.get(name)
     if found is not None or not name.startswith(LISTENER_PREFIX):
         return found
     key = name[len(LISTENER_PREFIX) :].partition(".")[2]
-    if key.endswith(JAAS_SUFFIX) and key.count(".") == JAAS_SUFFIX.count("."):
-        key = JAAS_SUFFIX[1:]  # listener.name.<l>.<mechanism>.sasl.jaas.config
     found = definitions.get(key)
-    return found if found is not None and found.per_listener else None
+    if found is not None:
+        return found if found.per_listener else None
+    found = definitions.get(key.partition(".")[2])
+    return found if found is not None and found.per_mechanism else None

@@ -1,7 +1,8 @@
-"""The client side of SASL PLAIN and SCRAM-SHA-256/512, as a broker logs in to another
-broker (the inter-broker listener): pure exchanges, fed the server's tokens and answering
-the client's, with the credentials from the JAAS login Kafka configures them in
-(``username`` and ``password`` of the PlainLoginModule or ScramLoginModule).
+"""The client side of SASL PLAIN, SCRAM-SHA-256/512 and OAUTHBEARER, as a broker logs in
+to another broker (the inter-broker listener): pure exchanges, fed the server's tokens and
+answering the client's, with the credentials from the JAAS login Kafka configures them in
+(``username`` and ``password`` of the PlainLoginModule or ScramLoginModule), or a token
+read from a file.
 
 A failure raises ``SaslClientError`` whose message never holds the password or a proof.
 """
@@ -13,6 +14,7 @@ import base64
 import hmac
 import secrets
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from odradek.broker.security.jaas_config import JaasConfigError, parse_jaas_config
 from odradek.broker.security.scram_credential import (
@@ -22,7 +24,8 @@ from odradek.broker.security.scram_credential import (
     salted_password,
 )
 
-CLIENT_MECHANISMS = ("PLAIN", *(m.value for m in ScramMechanism))
+PASSWORD_MECHANISMS = ("PLAIN", *(m.value for m in ScramMechanism))
+CLIENT_MECHANISMS = (*PASSWORD_MECHANISMS, "OAUTHBEARER")
 NONCE_BYTES = 24
 
 
@@ -57,6 +60,7 @@ class SaslClientExchange(abc.ABC):
     exchange is complete."""
 
     mechanism: str
+    who: str  # who logs in, for messages
 
     @abc.abstractmethod
     def first(self) -> bytes: ...
@@ -70,6 +74,7 @@ class PlainClientExchange(SaslClientExchange):
 
     def __init__(self, credentials: SaslCredentials) -> None:
         self._credentials = credentials
+        self.who = credentials.username
 
     def first(self) -> bytes:
         return f"\0{self._credentials.username}\0{self._credentials.password}".encode()
@@ -87,6 +92,7 @@ class ScramClientExchange(SaslClientExchange):
         self, mechanism: ScramMechanism, credentials: SaslCredentials, nonce: str | None = None
     ) -> None:
         self.mechanism = mechanism.value
+        self.who = credentials.username
         self._scram = mechanism
         self._credentials = credentials
         self._nonce = nonce or secrets.token_urlsafe(NONCE_BYTES)
@@ -138,16 +144,40 @@ class ScramClientExchange(SaslClientExchange):
         return f"{without_proof},p={base64.b64encode(proof).decode('ascii')}"
 
 
+class OAuthBearerClientExchange(SaslClientExchange):
+    """RFC 7628's client with the token in ``token_file``, read at every login (as Kafka's
+    login reads a file token endpoint), so a rotated token is used from the next login."""
+
+    mechanism = "OAUTHBEARER"
+
+    def __init__(self, token_file: Path) -> None:
+        self._token_file = token_file
+        self.who = f"the token in {token_file}"
+
+    def first(self) -> bytes:
+        try:
+            token = self._token_file.read_text().strip()
+        except (OSError, UnicodeDecodeError) as error:
+            raise SaslClientError(f"OAUTHBEARER: cannot read {self._token_file}: {error}") from None
+        if not token or any(character.isspace() for character in token):
+            raise SaslClientError(f"OAUTHBEARER: {self._token_file} holds no token")
+        return f"n,,\x01auth=Bearer {token}\x01\x01".encode()
+
+    def step(self, challenge: bytes) -> bytes | None:
+        # an error from the server is acknowledged with %x01, and it then fails the login
+        return b"\x01" if challenge else None
+
+
 def client_exchange(mechanism: str, credentials: SaslCredentials) -> SaslClientExchange:
-    """A new exchange for ``mechanism``; SaslClientError for one no client here speaks."""
+    """A new exchange for a password ``mechanism``; SaslClientError for another."""
     if mechanism == "PLAIN":
         return PlainClientExchange(credentials)
     try:
         return ScramClientExchange(ScramMechanism(mechanism), credentials)
     except ValueError:
         raise SaslClientError(
-            f"SASL mechanism {mechanism} cannot log in to another broker; use one of"
-            f" {', '.join(CLIENT_MECHANISMS)}"
+            f"SASL mechanism {mechanism} does not log in with a password; use one of"
+            f" {', '.join(PASSWORD_MECHANISMS)}"
         ) from None
 
 

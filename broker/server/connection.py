@@ -67,11 +67,13 @@ class Connection:
         self._peer = writer.get_extra_info("peername")
         self._client_host = f"/{self._peer[0]}" if self._peer else ""
         self._api_metrics: dict[int, tuple[Counter, Histogram]] = {}
-        self._listener = security.listener.name
+        self.listener = security.listener.name
         # TLS cannot sendfile: asyncio's fallback would seek and read the segment's shared
         # file object in a worker thread, racing every other reader of that segment.
         self._tls = security.tls is not None
         self._principal = str(ANONYMOUS)
+        # when the last request began (the least recently active is closed first)
+        self.last_active = time.monotonic()
         if security.principal_mapper is not None:
             certificate = writer.get_extra_info("peercert")
             subject = certificate.get("subject") if certificate else None
@@ -79,7 +81,7 @@ class Connection:
         self._sasl = (
             SaslAuthenticator(
                 security.sasl,
-                self._listener,
+                self.listener,
                 security.max_reauth_ms,
                 security.max_sasl_token_bytes,
                 context.metrics.authentications,
@@ -95,6 +97,7 @@ class Connection:
         try:
             while True:
                 size_prefix = await self._reader.readexactly(4)
+                self.last_active = time.monotonic()
                 (size,) = _SIZE.unpack(size_prefix)
                 if self._sasl is not None and self._sasl.expects_raw_token:
                     await self._serve_raw_token(size)
@@ -139,11 +142,11 @@ class Connection:
         sasl = self._sasl
         if sasl is not None and not sasl.serves(header.api_key):
             raise MalformedRequest(
-                f"{ApiKey(header.api_key).name} request on SASL listener {self._listener}"
+                f"{ApiKey(header.api_key).name} request on SASL listener {self.listener}"
                 " before authentication (or after the session expired)"
             )
         principal = sasl.principal if sasl is not None and sasl.principal else self._principal
-        request = decode_request(frame, self._client_host, self._listener, principal)
+        request = decode_request(frame, self._client_host, self.listener, principal)
         closes = False
         mute_ms = 0  # client quotas: how long not to read this connection after answering
         response: Response

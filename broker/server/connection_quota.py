@@ -3,7 +3,7 @@
 An ``ip`` entity's ``connection_creation_rate`` (the ip's own, else the ``<default>`` ip's)
 bounds how many connections per second a client address may open, measured over
 ``quota.window.num`` samples of ``quota.window.size.seconds``. A connection over it is not
-counted and is closed after the throttle time, ``(rate - quota) / quota * window``: the
+counted and is closed after the throttle time (``throttle_s``): the
 client sees it closed, and reconnects after its backoff, as with Kafka.
 """
 
@@ -40,14 +40,11 @@ class IpConnectionQuota:
             return 0.0
         meter = self._meters[ip]
         meter.record(1)
-        total, window_s = meter.measure()
-        rate = total / window_s
-        if rate <= quota:
-            return 0.0
-        meter.record(-1)
-        throttle_s = (rate - quota) / quota * window_s
-        self._throttle_time.inc(throttle_s)
-        return throttle_s
+        hold_s = throttle_s(*meter.measure(), quota)
+        if hold_s:
+            meter.record(-1)
+            self._throttle_time.inc(hold_s)
+        return hold_s
 
     def _quota(self, ip: str) -> float | None:
         quotas = self._image().client_quotas
@@ -56,3 +53,12 @@ class IpConnectionQuota:
             if values is not None and CONNECTION_CREATION_RATE in values:
                 return values[CONNECTION_CREATION_RATE]
         return None
+
+
+def throttle_s(total: float, window_s: float, quota: float) -> float:
+    """Kafka's throttle time for a rate of ``total / window_s`` against ``quota``:
+    ``(rate - quota) / quota * window``, at most the window; 0 within the quota."""
+    rate = total / window_s
+    if rate <= quota:
+        return 0.0
+    return window_s if quota <= 0 else min(window_s, (rate - quota) / quota * window_s)

@@ -14,7 +14,6 @@ from odradek.broker.group.coordinator import GroupCoordinator
 from odradek.broker.protocol.errors import ErrorCode, KafkaError
 from odradek.broker.server.authorization import RequestAuthorization
 from odradek.broker.server.client_quota_manager import ClientQuotaManager
-from odradek.broker.server.connection_quota import IpConnectionQuota
 from odradek.broker.server.metrics import BrokerMetrics
 from odradek.broker.server.producer_ids import ProducerIdAllocator
 
@@ -33,8 +32,6 @@ class BrokerContext:
     leader_quota: ReplicationQuota = field(init=False)
     # client quotas (producer_byte_rate, ...) from the metadata image, measured here
     quotas: ClientQuotaManager = field(init=False)
-    # connection_creation_rate of ip entities, checked as connections are accepted
-    connection_quota: IpConnectionQuota = field(init=False)
     # Resolved configs are cached against the immutable objects they came from.
     _config_cache: tuple[MetadataImage, BrokerConfig] | None = field(default=None, repr=False)
     _topic_configs: dict[str, tuple[TopicMetadata, BrokerConfig, TopicConfig]] = field(
@@ -54,12 +51,6 @@ class BrokerContext:
             self.static_config.get_int("quota.window.size.seconds"),
             self.static_config.get_int("controller.quota.window.num"),
             self.static_config.get_int("controller.quota.window.size.seconds"),
-        )
-        self.connection_quota = IpConnectionQuota(
-            lambda: self.store.image,
-            self.metrics.throttle_time.labels("connection_creation"),
-            self.static_config.get_int("quota.window.num"),
-            self.static_config.get_int("quota.window.size.seconds"),
         )
 
     @property

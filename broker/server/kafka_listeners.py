@@ -1,6 +1,6 @@
 """The Kafka protocol's listening sockets: one server per listener, TLS where the listener
 says so, with certificates reloaded from their files as they change; every connection
-served under its listener's security, unless its address is over its ip quota."""
+served under its listener's security once the connection limits admit it."""
 
 from __future__ import annotations
 
@@ -11,10 +11,14 @@ import logging
 from collections.abc import Sequence
 
 from odradek.broker.server.connection import Connection
+from odradek.broker.server.connection_limits import ConnectionLimits
+from odradek.broker.server.connection_quota import IpConnectionQuota
 from odradek.broker.server.context import BrokerContext
 from odradek.broker.server.listener_security import ListenerSecurity
 
 log = logging.getLogger(__name__)
+
+_LIMITS_CHECK_S = 1.0  # how often a lowered max.connections is looked for
 
 
 class KafkaListeners:
@@ -25,8 +29,26 @@ class KafkaListeners:
         self._listeners = listeners
         self._reload_every_s = reload_every_s
         self._servers: list[asyncio.Server] = []
-        self._connections: set[asyncio.Task[None]] = set()
-        self._reloader: asyncio.Task[None] | None = None
+        # every connection's task; its Connection once the limits have admitted it
+        self._connections: dict[asyncio.Task[None], Connection | None] = {}
+        self._background: list[asyncio.Task[None]] = []
+        config = context.static_config
+        throttle_time = context.metrics.throttle_time
+        samples = config.get_int("quota.window.num")
+        sample_s = config.get_int("quota.window.size.seconds")
+        self._limits = ConnectionLimits(
+            lambda: context.config,
+            config.inter_broker_listener.name,
+            IpConnectionQuota(
+                lambda: context.store.image,
+                throttle_time.labels("connection_creation"),
+                samples,
+                sample_s,
+            ),
+            throttle_time.labels("connection_accept"),
+            samples,
+            sample_s,
+        )
 
     async def start(self) -> None:
         for security in self._listeners:
@@ -39,17 +61,20 @@ class KafkaListeners:
                 reuse_address=True,
             )
             self._servers.append(server)
+        self._background.append(asyncio.create_task(self._enforce_max_connections()))
         if any(security.tls is not None for security in self._listeners):
-            self._reloader = asyncio.create_task(self._reload_certificates(), name="tls reload")
+            self._background.append(
+                asyncio.create_task(self._reload_certificates(), name="tls reload")
+            )
 
     async def close(self) -> None:
         """Stop accepting, then end every connection."""
         for server in self._servers:
             server.close()
-        if self._reloader is not None:
-            self._reloader.cancel()
+        for task in self._background:
+            task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
-                await self._reloader
+                await task
         for task in self._connections:
             task.cancel()
         await asyncio.gather(*self._connections, return_exceptions=True)
@@ -63,20 +88,54 @@ class KafkaListeners:
     ) -> None:
         task = asyncio.current_task()
         assert task is not None
-        self._connections.add(task)
+        self._connections[task] = None
+        listener = security.listener
+        peer = writer.get_extra_info("peername")
+        ip = str(peer[0]) if peer else ""
         try:
-            peer = writer.get_extra_info("peername")
-            hold_s = self._context.connection_quota.throttle_s(peer[0]) if peer else 0.0
-            if hold_s:
-                log.debug("connection from %s over its ip quota: closed in %.3fs", peer[0], hold_s)
-                await asyncio.sleep(hold_s)
+            refusal = await self._limits.admit(listener, ip)
+            if refusal is not None:
+                self._context.metrics.connections_refused.labels(refusal.limit).inc()
+                log.info("closing connection from %s on %s: %s", ip, listener.name, refusal.reason)
+                await asyncio.sleep(refusal.hold_s)
                 writer.close()
                 return
-            await Connection(self._context, reader, writer, security).serve()
+            try:
+                connection = self._connections[task] = Connection(
+                    self._context, reader, writer, security
+                )
+                self._close_excess_connections()
+                await connection.serve()
+            finally:
+                self._limits.release(listener, ip)
         except asyncio.CancelledError:
-            pass  # shutting down; asyncio would log a cancelled connection task as an error
+            writer.close()  # shutting down, or closed for max.connections
         finally:
-            self._connections.discard(task)
+            del self._connections[task]
+
+    def _close_excess_connections(self) -> None:
+        """Close the least recently active connections of the listeners ``max.connections``
+        bounds while the broker is over it, as Kafka does."""
+        excess = self._limits.excess()
+        if not excess:
+            return
+        inter_broker = self._context.static_config.inter_broker_listener.name
+        bounded = [
+            (connection.last_active, id(task), task)
+            for task, connection in self._connections.items()
+            if connection is not None and connection.listener != inter_broker
+        ]
+        excess -= sum(1 for _, _, task in bounded if task.cancelling())
+        candidates = sorted(entry for entry in bounded if not entry[2].cancelling())
+        for _, _, task in candidates[:excess]:
+            self._context.metrics.connections_refused.labels("max.connections").inc()
+            log.info("closing the least recently active connection: over max.connections")
+            task.cancel()
+
+    async def _enforce_max_connections(self) -> None:
+        while True:
+            await asyncio.sleep(_LIMITS_CHECK_S)
+            self._close_excess_connections()
 
     async def _reload_certificates(self) -> None:
         while True:

@@ -96,8 +96,7 @@ def _plain_users(config: BrokerConfig, listener: Listener) -> PasswordVerifier:
     (``listener.name.<l>.plain.sasl.jaas.config``, else ``sasl.jaas.config``), and
     ``sasl.plain.users.file``."""
     key = f"{listener.config_prefix}plain.sasl.jaas.config"
-    own = config.values.get(key)
-    jaas = str(own) if own is not None else config.listener_str(listener, "sasl.jaas.config")
+    jaas = config.mechanism_str(listener, "PLAIN", "sasl.jaas.config")
     users_file = config.listener_str(listener, "sasl.plain.users.file")
     sources: list[PlainUsers] = []
     try:

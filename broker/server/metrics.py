@@ -78,6 +78,13 @@ class BrokerMetrics:
         self.connections = Gauge(
             "odradek_connections", "Open client connections", registry=self.registry
         )
+        self.connections_refused = Counter(
+            "odradek_connections_refused",
+            "Connections closed by a connection limit (max.connections.per.ip,"
+            " connection_creation_rate; max.connections: closed for an inter-broker one)",
+            ["limit"],
+            registry=self.registry,
+        )
         self.malformed_frames = Counter(
             "odradek_malformed_frames", "Frames that could not be decoded", registry=self.registry
         )

@@ -27,10 +27,17 @@ from odradek.cli.client_options import (
     went_unanswered,
 )
 from odradek.cli.cluster_state import ClusterState, format_state, read_cluster_state
+from odradek.cli.etcd_process import EtcdTls
 from odradek.cli.local_cluster import LocalCluster
 from odradek.cli.text_table import format_table
 
 CRASH_CHECK_INTERVAL_S = 1.0
+_ETCD_TLS_FLAGS = {
+    "etcd-cert-file": "etcd's server certificate",
+    "etcd-key-file": "etcd's private key",
+    "etcd-trusted-ca-file": "the CA that signed etcd's and the brokers' certificates",
+    "etcd-client-keystore": "the brokers' client certificate: its key and chain in one file",
+}
 STATE_ATTEMPT_S = 5.0  # one attempt at reading the cluster state, before a new client
 
 
@@ -88,6 +95,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         metavar="SECONDS",
         help=f"how long to wait for every process to be ready (default: {DEFAULT_TIMEOUT_S:g})",
     )
+    tls = up.add_argument_group(
+        "etcd over TLS",
+        "serve etcd over https, requiring client certificates (all four options, PEM files)",
+    )
+    for flag, text in _ETCD_TLS_FLAGS.items():
+        tls.add_argument(f"--{flag}", type=Path, metavar="FILE", help=text)
     up.add_argument("-q", "--quiet", action="store_true", help="print no progress lines")
     up.set_defaults(run=_up, client_properties=[])
 
@@ -133,12 +146,43 @@ def _read_state(args: argparse.Namespace) -> ClusterState:
             status(args, "no answer yet (the controller may just have changed); asking again")
 
 
+def _etcd_tls(args: argparse.Namespace) -> EtcdTls | None:
+    """The TLS etcd serves with: all four files, each readable, or none."""
+    files = {flag: getattr(args, flag.replace("-", "_")) for flag in _ETCD_TLS_FLAGS}
+    if not any(files.values()):
+        return None
+    missing = [f"--{flag}" for flag, path in files.items() if path is None]
+    if missing:
+        raise CliError(f"etcd over TLS needs {', '.join(missing)} as well")
+    for flag, path in files.items():
+        if not path.is_file():
+            raise CliError(f"--{flag}: {path} is not a file")
+    keystore = files["etcd-client-keystore"]
+    return EtcdTls(
+        files["etcd-cert-file"],
+        files["etcd-key-file"],
+        files["etcd-trusted-ca-file"],
+        client_cert=keystore,
+        client_key=keystore,
+    )
+
+
+def _etcd_client_settings(tls: EtcdTls | None) -> dict[str, str]:
+    if tls is None:
+        return {}
+    return {
+        "etcd.ssl.truststore.location": str(tls.trusted_ca_file),
+        "etcd.ssl.keystore.location": str(tls.client_cert),
+    }
+
+
 def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
     raise KeyboardInterrupt
 
 
 @command
 def _up(args: argparse.Namespace) -> int:
+    etcd_tls = _etcd_tls(args)
     temporary = args.data_dir is None
     data_dir = Path(tempfile.mkdtemp(prefix="odradek-cluster-")) if temporary else args.data_dir
     cluster = LocalCluster(
@@ -146,7 +190,8 @@ def _up(args: argparse.Namespace) -> int:
         args.brokers,
         racks=args.racks,
         base_port=args.base_port,
-        settings=dict(args.settings),
+        settings={**_etcd_client_settings(etcd_tls), **dict(args.settings)},
+        etcd_tls=etcd_tls,
         report=lambda message: status(args, message),
     )
     signal.signal(signal.SIGTERM, _raise_interrupt)  # SIGINT raises KeyboardInterrupt already

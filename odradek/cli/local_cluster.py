@@ -1,7 +1,8 @@
 """A whole cluster on one machine: an etcd and N brokers as child processes.
 
 Each broker gets its own data dir (``<data-dir>/broker-<id>``), Kafka and HTTP
-ports and ``node.id``; racks are assigned round-robin. With a base port P,
+ports and ``node.id``; racks are assigned round-robin. etcd may serve over TLS (the
+brokers' settings then name their client certificate). With a base port P,
 broker i listens on P+i (Kafka) and P+100+i (HTTP) and etcd on P+200 (clients)
 and P+201 (peers); without one, every port is a free one.
 
@@ -20,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from odradek.cli.child_process import ChildProcess, free_ports, http_status
-from odradek.cli.etcd_process import EtcdProcess
+from odradek.cli.etcd_process import EtcdProcess, EtcdTls
 
 READY_TIMEOUT_S = 60.0
 HTTP_PORT_OFFSET = 100
@@ -135,6 +136,7 @@ class LocalCluster:
         racks: Sequence[str] = (),
         base_port: int | None = None,
         settings: Mapping[str, str] | None = None,
+        etcd_tls: EtcdTls | None = None,
         report: Report = _silent,
     ) -> None:
         self.data_dir = data_dir
@@ -143,6 +145,7 @@ class LocalCluster:
             data_dir / "etcd",
             base_port + ETCD_PORT_OFFSET if base_port else None,
             base_port + ETCD_PORT_OFFSET + 1 if base_port else None,
+            etcd_tls,
         )
         etcd_ports = {self.etcd.client_port, self.etcd.peer_port}
         self.specs = plan_brokers(brokers, data_dir, racks, base_port, exclude=etcd_ports)

@@ -1,5 +1,6 @@
 """A cluster secured end to end (issue 16): each broker's only listeners are INTERNAL
-(SASL_SSL, the inter-broker listener, SCRAM-SHA-512 or PLAIN) and CLIENTS (SSL with
+(SASL_SSL, the inter-broker listener, SCRAM-SHA-512, PLAIN or OAUTHBEARER with a token
+file the brokers share, as Kafka configures it) and CLIENTS (SSL with
 required client certificates: mutual TLS), and etcd serves over TLS requiring client
 certificates, which the brokers show. One test CA signs everything: each broker's
 certificate (its key store, reread when replaced), etcd's, and the client certificate
@@ -13,8 +14,10 @@ from __future__ import annotations
 
 import contextlib
 import ssl
+import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from broker_process import Broker, free_port
 from certificates import certificate_authority, issue
@@ -25,6 +28,7 @@ from confluent_kafka.admin import (
     ScramMechanism,
     UserScramCredentialUpsertion,
 )
+from oauth_tokens import ISSUER, RSA_KEY, claims, jwks, public_jwk, signed
 
 from odradek.cli.etcd_process import EtcdTls
 
@@ -38,6 +42,7 @@ _LOGIN_MODULES = {
     "SCRAM-SHA-256": "org.apache.kafka.common.security.scram.ScramLoginModule",
     "SCRAM-SHA-512": "org.apache.kafka.common.security.scram.ScramLoginModule",
 }
+_OAUTHBEARER = "org.apache.kafka.common.security.oauthbearer."
 
 
 class SecuredCluster:
@@ -51,6 +56,23 @@ class SecuredCluster:
         self.ca = certificate_authority()
         self.ca_file.write_bytes(self.ca.cert_pem)
         self.client_cert, self.client_key = self._pair("admin-client")
+        if mechanism == "OAUTHBEARER":
+            (directory / "jwks.json").write_bytes(jwks(public_jwk(RSA_KEY, "key-1")))
+            self.write_token()
+
+    @property
+    def token_file(self) -> Path:
+        """OAUTHBEARER: the token every broker logs in to the others with."""
+        return self.directory / "broker-token.jwt"
+
+    def write_token(self, key: Any = RSA_KEY) -> None:
+        """A token for the broker user, valid for an hour, signed with ``key``, written over
+        the token file as a rotation would (a new file renamed into place)."""
+        now = time.time()
+        payload = claims(sub=BROKER_USER, iat=now - 5, exp=now + 3600)
+        fresh = self.token_file.with_suffix(".new")
+        fresh.write_text(signed(payload, key))
+        fresh.replace(self.token_file)
 
     @property
     def ca_file(self) -> Path:
@@ -74,6 +96,8 @@ class SecuredCluster:
 
     def jaas(self, password: str = BROKER_PASSWORD) -> str:
         """The broker's login; with PLAIN also the users it accepts (the broker user)."""
+        if self.mechanism == "OAUTHBEARER":
+            return f"{_OAUTHBEARER}OAuthBearerLoginModule required;"
         users = f' user_{BROKER_USER}="{BROKER_PASSWORD}"' if self.mechanism == "PLAIN" else ""
         return (
             f"{_LOGIN_MODULES[self.mechanism]} required"
@@ -104,6 +128,25 @@ class SecuredCluster:
             self.jaas_key: self.jaas(),
             "etcd.ssl.truststore.location": str(self.ca_file),
             "etcd.ssl.keystore.location": str(self.key_store(node_id)),
+            **(self._oauthbearer_settings() if self.mechanism == "OAUTHBEARER" else {}),
+        }
+
+    def _oauthbearer_settings(self) -> dict[str, str]:
+        """Kafka's settings for OAUTHBEARER between brokers: tokens checked against the
+        JWKS, and each broker's own token read from a file."""
+        mechanism = "listener.name.internal.oauthbearer."
+        return {
+            "listener.name.internal.sasl.oauthbearer.jwks.endpoint.url": (
+                (self.directory / "jwks.json").as_uri()
+            ),
+            "listener.name.internal.sasl.oauthbearer.expected.issuer": ISSUER,
+            f"{mechanism}sasl.oauthbearer.token.endpoint.url": self.token_file.as_uri(),
+            f"{mechanism}sasl.login.callback.handler.class": (
+                f"{_OAUTHBEARER}OAuthBearerLoginCallbackHandler"
+            ),
+            f"{mechanism}sasl.server.callback.handler.class": (
+                f"{_OAUTHBEARER}OAuthBearerValidatorCallbackHandler"
+            ),
         }
 
     def client_config(self) -> dict[str, str]:

@@ -3,17 +3,22 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import re
 import signal
+import ssl
 import subprocess
 import time
+import urllib.error
+import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 from broker_process import odradek_command
+from certificates import certificate_authority, issue
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from odradek.cli.child_process import wait_until
@@ -132,3 +137,49 @@ def test_cluster_up_runs_brokers_in_racks_until_sigterm_and_status_reports_failu
         assert "cluster stopped" in rest, rest
         assert not any(_ours(pid, up.data_dir) for pid in up.broker_pids.values())
         assert not up.data_dir.exists(), "the temporary data dir was not removed"
+
+
+@pytest.mark.slow
+def test_cluster_up_serves_etcd_over_tls_to_brokers_showing_their_client_certificate(
+    tmp_path: Path,
+) -> None:
+    ca = certificate_authority()
+    (tmp_path / "ca.pem").write_bytes(ca.cert_pem)
+    etcd = issue(ca, "etcd")
+    (tmp_path / "etcd.crt").write_bytes(etcd.cert_pem)
+    (tmp_path / "etcd.key").write_bytes(etcd.key_pem)
+    issue(ca, "broker").write_pem(tmp_path / "broker.pem")
+    tls = (
+        f"--etcd-cert-file={tmp_path / 'etcd.crt'}",
+        f"--etcd-key-file={tmp_path / 'etcd.key'}",
+        f"--etcd-trusted-ca-file={tmp_path / 'ca.pem'}",
+        f"--etcd-client-keystore={tmp_path / 'broker.pem'}",
+    )
+    with cluster_up("--brokers", "2", *tls) as up:
+        endpoint = next(line for line in up.lines if line.startswith("etcd: ")).split()[1]
+        assert endpoint.startswith("https://127.0.0.1:"), up.lines
+        admin = AdminClient({"bootstrap.servers": up.bootstrap, "log_level": 0})
+        admin.create_topics([NewTopic("over-tls", 2)])["over-tls"].result(timeout=30)
+        assert "Offline partitions: none" in status(up.bootstrap)
+        # etcd takes no client without a certificate its CA signed
+        anonymous = ssl.create_default_context(cafile=str(tmp_path / "ca.pem"))
+        with pytest.raises((ssl.SSLError, ConnectionError, urllib.error.URLError)):
+            urllib.request.urlopen(f"{endpoint}/health", timeout=5, context=anonymous).read()
+        showing = ssl.create_default_context(cafile=str(tmp_path / "ca.pem"))
+        showing.load_cert_chain(tmp_path / "broker.pem")
+        with urllib.request.urlopen(f"{endpoint}/health", timeout=5, context=showing) as health:
+            assert json.loads(health.read())["health"] == "true"
+
+
+def test_cluster_up_refuses_part_of_the_etcd_tls_options(tmp_path: Path) -> None:
+    result = subprocess.run(
+        [*odradek_command(), "cluster", "up", f"--etcd-cert-file={tmp_path}"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 1
+    assert result.stderr.strip().endswith(
+        "etcd over TLS needs --etcd-key-file, --etcd-trusted-ca-file, --etcd-client-keystore"
+        " as well"
+    ), result.stderr

@@ -23,6 +23,7 @@ import pytest
 from cluster_harness import Cluster, ClusterFactory
 from confluent_kafka.admin import AdminClient, NewTopic
 from cryptography import x509
+from cryptography.hazmat.primitives.asymmetric import rsa
 from kafka_wire import WireClient
 from replica_logs import assert_replicas_identical, stored_batches
 from sasl_wire import authenticate, handshake
@@ -160,3 +161,31 @@ def test_a_follower_with_a_wrong_inter_broker_password_cannot_fetch_and_leaves_t
         assert "refused the PLAIN login of broker" in logs[2], logs[2][-3000:]
         for node_id, text in logs.items():
             assert wrong not in text and BROKER_PASSWORD not in text, f"broker {node_id}"
+
+
+def test_brokers_log_in_to_each_other_with_an_oauthbearer_token_reread_from_its_file(
+    tmp_path: Path,
+) -> None:
+    with secured_cluster_pool(tmp_path, mechanism="OAUTHBEARER") as (make, security):
+        cluster = make(3)
+        topic = cluster.create_topic(1, 3, {"min.insync.replicas": "2"}, prefix="oauth")
+        produce_acked(cluster.bootstrap, topic, 100, client_config=cluster.client_config)
+        cluster.wait_until(lambda: cluster.fully_replicated(topic), "replicated over OAUTHBEARER")
+        login = "authenticated on INTERNAL as User:broker with OAUTHBEARER"
+        assert any(login in text for text in _logs(cluster).values())
+
+        # a token the brokers do not trust, rotated in: the next logins (re-authentication
+        # within connections.max.reauth.ms) are refused
+        security.write_token(key=rsa.generate_private_key(public_exponent=65537, key_size=2048))
+        refused = "refused the OAUTHBEARER login of the token in"
+        cluster.wait_until(
+            lambda: any(refused in text for text in _logs(cluster).values()),
+            "a follower's login with the untrusted token refused",
+            REAUTH_MS / 1000 * 4,
+        )
+        security.write_token()  # a trusted one again: the followers log in and catch up
+        produce_acked(
+            cluster.bootstrap, topic, 100, prefix="later-", client_config=cluster.client_config
+        )
+        cluster.wait_until(lambda: cluster.fully_replicated(topic), "in sync with a new token")
+        assert_replicas_identical(cluster, topic, 1)

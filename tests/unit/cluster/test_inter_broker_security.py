@@ -13,7 +13,12 @@ from odradek.broker.cluster.etcd_tls import etcd_tls
 from odradek.broker.cluster.peer_security import inter_broker_security
 from odradek.broker.config.broker_config import BrokerConfig
 from odradek.broker.config.definitions import ConfigError
-from odradek.broker.security.sasl_client import PlainClientExchange, ScramClientExchange
+from odradek.broker.security.sasl_client import (
+    OAuthBearerClientExchange,
+    PlainClientExchange,
+    SaslClientError,
+    ScramClientExchange,
+)
 
 SCRAM_JAAS = (
     "org.apache.kafka.common.security.scram.ScramLoginModule required"
@@ -65,8 +70,8 @@ def test_sasl_ssl_uses_tls_with_the_brokers_certificate_and_the_jaas_login(
     context = security.ssl_context()
     assert context is not None and context.check_hostname
     assert context.verify_mode == ssl.CERT_REQUIRED
-    assert isinstance(security.sasl_exchange(), ScramClientExchange)
-    assert security.credentials is not None and security.credentials.username == "broker"
+    exchange = security.sasl_exchange()
+    assert isinstance(exchange, ScramClientExchange) and exchange.who == "broker"
     assert "broker-secret" not in repr(security)
 
 
@@ -93,6 +98,38 @@ def test_plain_takes_the_login_from_sasl_jaas_config(stores: dict[str, str]) -> 
     assert isinstance(inter_broker_security(config).sasl_exchange(), PlainClientExchange)
 
 
+def test_oauthbearer_logs_in_with_the_token_file_read_at_every_login(
+    stores: dict[str, str], tmp_path: Path
+) -> None:
+    token = tmp_path / "token.jwt"
+    token.write_text("header.claims.signature\n")
+    config = _sasl_ssl(
+        stores,
+        **{
+            "listener.name.internal.sasl.enabled.mechanisms": "OAUTHBEARER",
+            "sasl.mechanism.inter.broker.protocol": "OAUTHBEARER",
+            "listener.name.internal.oauthbearer.sasl.oauthbearer.token.endpoint.url": (
+                token.as_uri()
+            ),
+            "listener.name.internal.oauthbearer.sasl.login.callback.handler.class": (
+                "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginCallbackHandler"
+            ),
+        },
+    )
+    security = inter_broker_security(config)
+    exchange = security.sasl_exchange()
+    assert isinstance(exchange, OAuthBearerClientExchange)
+    assert exchange.first() == b"n,,\x01auth=Bearer header.claims.signature\x01\x01"
+    assert exchange.step(b"") is None  # accepted
+    token.write_text("rotated.claims.signature")
+    again = security.sasl_exchange()
+    assert again is not None and b"Bearer rotated.claims" in again.first()
+    assert again.step(b'{"status":"invalid_token"}') == b"\x01"  # RFC 7628: acknowledge
+    token.write_text("")
+    with pytest.raises(SaslClientError, match="holds no token"):
+        inter_broker_security(config).sasl_exchange().first()  # type: ignore[union-attr]
+
+
 @pytest.mark.parametrize(
     ("settings", "message"),
     [
@@ -101,7 +138,16 @@ def test_plain_takes_the_login_from_sasl_jaas_config(stores: dict[str, str]) -> 
                 "sasl.mechanism.inter.broker.protocol": "OAUTHBEARER",
                 "listener.name.internal.sasl.enabled.mechanisms": "OAUTHBEARER",
             },
-            "cannot log in to each other with OAUTHBEARER",
+            r"listener\.name\.internal\.oauthbearer\.sasl\.oauthbearer\.token\.endpoint\.url:"
+            " the inter-broker listener INTERNAL uses OAUTHBEARER",
+        ),
+        (
+            {
+                "sasl.mechanism.inter.broker.protocol": "OAUTHBEARER",
+                "listener.name.internal.sasl.enabled.mechanisms": "OAUTHBEARER",
+                "sasl.oauthbearer.token.endpoint.url": "file:///nonexistent/token.jwt",
+            },
+            "/nonexistent/token.jwt is not a file",
         ),
         (
             {"sasl.mechanism.inter.broker.protocol": "SCRAM-SHA-256"},

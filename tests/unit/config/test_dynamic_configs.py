@@ -24,8 +24,9 @@ KAFKA_DYNAMIC_CONFIGS_ODRADEK_IMPLEMENTS = {
     "log.local.retention.ms", "log.message.timestamp.after.max.ms",
     "log.message.timestamp.before.max.ms", "log.message.timestamp.type", "log.preallocate",
     "log.retention.bytes", "log.retention.ms", "log.roll.jitter.ms", "log.roll.ms",
-    "log.segment.bytes", "log.segment.delete.delay.ms", "message.max.bytes",
-    "min.insync.replicas", "unclean.leader.election.enable",
+    "log.segment.bytes", "log.segment.delete.delay.ms", "max.connection.creation.rate",
+    "max.connections", "max.connections.per.ip", "max.connections.per.ip.overrides",
+    "message.max.bytes", "min.insync.replicas", "unclean.leader.election.enable",
 }  # fmt: skip
 
 
@@ -42,6 +43,20 @@ def test_dynamic_values_are_accepted_and_validated() -> None:
     )
     with pytest.raises(ConfigError, match=r"log\.cleaner\.backoff\.ms: 'soon' is not a whole"):
         validate_dynamic_broker_configs({"log.cleaner.backoff.ms": "soon"})
+
+
+def test_a_listeners_own_connection_limits_change_at_run_time() -> None:
+    validate_dynamic_broker_configs(
+        {
+            "listener.name.external.max.connections": "100",
+            "listener.name.external.max.connection.creation.rate": "10",
+            "max.connections.per.ip.overrides": "localhost:5,10.0.0.7:0,[::1]:3",
+        }
+    )
+    with pytest.raises(ConfigError, match=r"^listener\.name\.external\.max\.connections: -1"):
+        validate_dynamic_broker_configs({"listener.name.external.max.connections": "-1"})
+    with pytest.raises(ConfigError, match=r"^max\.connections\.per\.ip\.overrides: 'h:x' is"):
+        validate_dynamic_broker_configs({"max.connections.per.ip.overrides": "h:1,h:x"})
 
 
 @pytest.mark.parametrize(
@@ -74,6 +89,6 @@ def test_keys_that_cannot_change_at_run_time_are_refused_saying_why(
 
 def test_only_kafkas_unimplemented_dynamic_keys_have_a_reason() -> None:
     assert unsupported_reason("sasl.enabled.mechanisms") is not None
-    assert unsupported_reason("max.connections.per.ip") is not None
+    assert unsupported_reason("num.network.threads") is not None
     assert unsupported_reason("message.max.bytes") is None
     assert unsupported_reason("no.such.key") is None

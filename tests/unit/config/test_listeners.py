@@ -6,6 +6,7 @@ import socket
 
 import pytest
 
+from odradek.broker.config.broker_config import BrokerConfig
 from odradek.broker.config.definitions import DEFAULT_PROTOCOL_MAP, ConfigError
 from odradek.broker.config.listeners import (
     Listener,
@@ -83,3 +84,46 @@ def test_the_inter_broker_listener_is_named_or_found_by_protocol() -> None:
         inter_broker_listener(listeners, "INTERNAL", "SSL")
     with pytest.raises(ConfigError, match="REPLICATION is not one of the advertised"):
         inter_broker_listener(listeners, "REPLICATION", None)
+
+
+def test_per_listener_and_per_mechanism_keys_are_accepted_where_kafka_takes_them() -> None:
+    config = BrokerConfig.load(
+        environ={},
+        overrides={
+            "listeners": "INTERNAL://127.0.0.1:9093",
+            "listener.security.protocol.map": "INTERNAL:SASL_PLAINTEXT",
+            "inter.broker.listener.name": "INTERNAL",
+            "sasl.oauthbearer.token.endpoint.url": "file:///run/broker.jwt",
+            "listener.name.internal.oauthbearer.sasl.oauthbearer.token.endpoint.url": (
+                "file:///run/internal.jwt"
+            ),
+            "listener.name.internal.sasl.server.callback.handler.class": (
+                "org.apache.kafka.common.security.oauthbearer.secured."
+                "OAuthBearerValidatorCallbackHandler"
+            ),
+        },
+    )
+    internal = config.listeners[0]
+    url = "sasl.oauthbearer.token.endpoint.url"
+    assert config.mechanism_str(internal, "OAUTHBEARER", url) == "file:///run/internal.jwt"
+    assert config.mechanism_str(internal, "PLAIN", url) == "file:///run/broker.jwt"
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "message"),
+    [
+        # the JWKS is the listener's: no mechanism of it has its own
+        (
+            "listener.name.internal.oauthbearer.sasl.oauthbearer.jwks.endpoint.url",
+            "file:///k",
+            "unknown configuration key",
+        ),
+        ("sasl.oauthbearer.token.endpoint.url", "https://idp/token", "is not a file URL"),
+        ("sasl.login.callback.handler.class", "com.example.Login", "is not one of"),
+    ],
+)
+def test_per_mechanism_keys_kafka_configs_use_are_checked(
+    key: str, value: str, message: str
+) -> None:
+    with pytest.raises(ConfigError, match=message):
+        BrokerConfig.load(environ={}, overrides={key: value})
