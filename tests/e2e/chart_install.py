@@ -1,9 +1,5 @@
-"""The chart's CRDs and RBAC installed for an operator that runs as a local process.
-
-Everything `helm template` renders is applied except the operator's Deployment:
-the tests run the operator themselves, with a token of the chart's ServiceAccount,
-so it has exactly the permissions the chart grants.
-"""
+"""The chart's custom resource definitions, as `helm template` renders them, installed
+on an API server (the CRD tests need nothing else of the chart)."""
 
 from __future__ import annotations
 
@@ -21,7 +17,6 @@ from helm_binary import HOW, find_helm  # noqa: E402
 
 RELEASE = "odradek"
 NAMESPACE = "odradek"
-TOKEN_DURATION = "4h"
 
 
 def render_chart(kube_version: str, namespace: str = NAMESPACE) -> list[dict[str, Any]]:
@@ -38,24 +33,14 @@ def render_chart(kube_version: str, namespace: str = NAMESPACE) -> list[dict[str
     return [doc for doc in yaml.safe_load_all(out) if doc]
 
 
-def install_without_operator(kubectl: Kubectl, namespace: str = NAMESPACE) -> str:
-    """CRDs (waited for until Established), RBAC and the ServiceAccount, whose name it returns."""
+def install_crds(kubectl: Kubectl) -> None:
+    """The chart's CRDs, waited for until Established."""
     version = kubectl.json("version")["serverVersion"]["gitVersion"]
-    rendered = render_chart(version, namespace)
-    [deployment] = [o for o in rendered if o["kind"] == "Deployment"]
-    objects = [o for o in rendered if o is not deployment]
-    kubectl.run("create", "namespace", namespace, check=False)
+    crds = [o for o in render_chart(version) if o["kind"] == "CustomResourceDefinition"]
     kubectl.run(
-        "apply", "--server-side", "--force-conflicts", "-f", "-", stdin=yaml.safe_dump_all(objects)
+        "apply", "--server-side", "--force-conflicts", "-f", "-", stdin=yaml.safe_dump_all(crds)
     )
-    for crd in (o for o in objects if o["kind"] == "CustomResourceDefinition"):
+    for crd in crds:
         kubectl.run(
             "wait", "--for=condition=Established", "--timeout=60s", f"crd/{crd['metadata']['name']}"
         )
-    return str(deployment["spec"]["template"]["spec"]["serviceAccountName"])
-
-
-def service_account_token(kubectl: Kubectl, name: str, namespace: str = NAMESPACE) -> str:
-    """A bound token of the ServiceAccount (TokenRequest API), as a pod would get."""
-    result = kubectl.json("create", "token", name, "-n", namespace, f"--duration={TOKEN_DURATION}")
-    return str(result["status"]["token"])

@@ -1,13 +1,13 @@
-"""End-to-end tests against a real Kubernetes API server.
+"""End-to-end tests against real Kubernetes components.
 
-By default the session starts its own control plane on loopback (etcd, kube-apiserver,
-kube-controller-manager; control_plane.py), from binaries that kube_binaries.sh builds
-once from the Go module proxy. It has no scheduler and no kubelets: tests play their
-part through the API (kubelet_stand_in.py). The tests on real pods (test_real_pods*.py)
-get a cluster of their own with a scheduler and real nodes (real_node.py), with the
-project's images built. With KUBECONFIG set, the tests run against that cluster instead
-(kind, k3d, ...); tests that play the kubelet are skipped there, and tests that run
-brokers in pods need ODRADEK_E2E_IMAGE. See docs/operator-testing.md.
+The tests on real pods (test_real_pods*.py) get a cluster of their own: a control plane,
+a scheduler and one real node per zone (kubelets on containerd, CNI, CoreDNS, local
+volumes; real_node.py), with the project's images built and the chart installed with
+helm. The custom resource definitions' tests need only an API server: the session starts
+a control plane on loopback (etcd, kube-apiserver, kube-controller-manager;
+control_plane.py) from binaries kube_binaries.sh builds once from the Go module proxy,
+or, with KUBECONFIG set, use that cluster (the real-pod tests then skip: they start
+nodes of their own). See docs/operator-testing.md.
 """
 
 from __future__ import annotations
@@ -17,7 +17,6 @@ import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -25,18 +24,13 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "integration"))
 
-from chart_install import install_without_operator, service_account_token
-from cluster_harness import ClusterFactory, cluster_pool, running_etcd
+from chart_install import install_crds
 from control_plane import build_binaries, running_control_plane
 from e2e_kubectl import Kubectl, new_namespace
-from kubeconfig import token_kubeconfig
-from kubelet_stand_in import KubeletStandIn
 from node_tools import build_node_tools, why_not
-from operator_process import running_operator
 from real_node import NodeTools, RealCluster, running_real_cluster
 from real_pods import CLUSTER, deploy_example, install_operator
 
-ROOT = Path(__file__).resolve().parents[2]
 REAL_POD_TESTS = "test_real_pods"
 ZONES = ("zone-a", "zone-b", "zone-c")
 _binaries: Path | str | None = None
@@ -90,13 +84,6 @@ def events(real_cluster: RealCluster, operator_pod: None) -> str:
     return CLUSTER
 
 
-@dataclass(frozen=True)
-class Target:
-    kubectl: Kubectl
-    local: bool
-    """A control plane started by this session (no kubelets), not a KUBECONFIG cluster."""
-
-
 def _reachable(kubectl: Kubectl) -> str | None:
     """None when kubectl reaches the API server, else why not."""
     try:
@@ -107,13 +94,14 @@ def _reachable(kubectl: Kubectl) -> str | None:
 
 
 @pytest.fixture(scope="session")
-def target(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Target]:
+def kubectl(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kubectl]:
+    """An API server: the KUBECONFIG cluster, else a control plane of this session's own."""
     if _use_external_cluster():
-        kubectl = Kubectl()
-        reason = _reachable(kubectl)
+        external = Kubectl()
+        reason = _reachable(external)
         if reason:
             pytest.skip(reason)
-        yield Target(kubectl, local=False)
+        yield external
         return
     binaries = _binaries if _binaries is not None else build_binaries()
     if isinstance(binaries, str):
@@ -121,58 +109,15 @@ def target(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Target]:
     workdir = tmp_path_factory.mktemp("control-plane")
     try:
         with running_control_plane(workdir, binaries) as plane:
-            yield Target(Kubectl(plane.kubeconfig), local=True)
+            yield Kubectl(plane.kubeconfig)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")
-def kubectl(target: Target) -> Kubectl:
-    return target.kubectl
-
-
-@pytest.fixture(scope="session")
-def operator_account(kubectl: Kubectl) -> str:
-    """The chart's CRDs, RBAC and ServiceAccount installed; the ServiceAccount's name."""
-    return install_without_operator(kubectl)
-
-
-@pytest.fixture(scope="session")
-def crds(operator_account: str) -> None:
-    """The CRDs are Established (installed from the chart)."""
-
-
-@pytest.fixture(scope="session")
-def operator(
-    kubectl: Kubectl, operator_account: str, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[None]:
-    """The operator running locally with exactly the chart's RBAC (its ServiceAccount token)."""
-    workdir = tmp_path_factory.mktemp("operator")
-    token = service_account_token(kubectl, operator_account)
-    assert kubectl.kubeconfig is not None or _use_external_cluster()
-    admin = kubectl.kubeconfig or Path(os.environ["KUBECONFIG"].split(os.pathsep)[0])
-    config = token_kubeconfig(admin, workdir / "operator.kubeconfig", "operator", token)
-    try:
-        with running_operator(config, workdir / "operator.log"):
-            yield
-    finally:
-        shutil.rmtree(workdir, ignore_errors=True)
-
-
-@pytest.fixture(scope="session")
-def kubelet(target: Target) -> KubeletStandIn:
-    if not target.local:
-        pytest.skip("plays the kubelet: needs the session's own control plane (KUBECONFIG unset)")
-    return KubeletStandIn(target.kubectl)
-
-
-@pytest.fixture(scope="session")
-def brokers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ClusterFactory]:
-    """Odradek clusters on loopback (one etcd); Clusters point the operator at them."""
-    workdir = tmp_path_factory.mktemp("brokers")
-    with running_etcd(workdir) as etcd, cluster_pool(workdir / "clusters", etcd) as make:
-        yield make
-    shutil.rmtree(workdir, ignore_errors=True)
+def crds(kubectl: Kubectl) -> None:
+    """The chart's CRDs installed and Established."""
+    install_crds(kubectl)
 
 
 @pytest.fixture
@@ -180,44 +125,3 @@ def namespace(kubectl: Kubectl) -> Iterator[str]:
     name = new_namespace(kubectl)
     yield name
     kubectl.run("delete", "namespace", name, "--wait=false")
-
-
-@pytest.fixture(scope="session")
-def image() -> str:
-    image = os.environ.get("ODRADEK_E2E_IMAGE")
-    if not image:
-        pytest.skip("ODRADEK_E2E_IMAGE not set: build images/odradek and load it into the cluster")
-    return image
-
-
-@pytest.fixture(scope="session")
-def chart_operator(target: Target, image: str) -> Iterator[None]:
-    """The chart installed with the image under test (a real cluster); uninstalled afterwards."""
-    if target.local:
-        pytest.skip("runs brokers in pods: needs a real cluster (KUBECONFIG) with the image")
-    helm = os.environ.get("HELM", "helm")
-    repository, _, tag = image.rpartition(":")
-    subprocess.run(
-        [
-            helm,
-            "upgrade",
-            "--install",
-            "odradek",
-            str(ROOT / "charts/odradek"),
-            "--namespace",
-            "odradek-system",
-            "--create-namespace",
-            "--wait",
-            "--timeout",
-            "5m",
-            "--set",
-            f"image.repository={repository}",
-            "--set",
-            f"image.tag={tag}",
-            "--set",
-            "image.pullPolicy=IfNotPresent",
-        ],
-        check=True,
-    )
-    yield
-    subprocess.run([helm, "uninstall", "odradek", "--namespace", "odradek-system"], check=False)

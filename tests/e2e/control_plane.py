@@ -1,12 +1,10 @@
 """A Kubernetes control plane: etcd, kube-apiserver, kube-controller-manager and, for
 real nodes, kube-scheduler.
 
-Without real nodes it listens on loopback, with no scheduler and no node lifecycle:
-Pods stay Pending until a test binds them and marks them Ready through the status
-subresource, the way the scheduler and a kubelet would (kubelet_stand_in.py), and PVCs
-stay Pending. For real nodes (real_node.py) it listens on the host address pods reach,
-publishes it as the ``kubernetes`` Service's endpoint, schedules, and runs the node
-lifecycle controller.
+Without real nodes it listens on loopback, with no scheduler and no node lifecycle (the
+custom resource definitions' tests need the API server alone). For real nodes
+(real_node.py) it listens on the host address pods reach, publishes it as the
+``kubernetes`` Service's endpoint, schedules, and runs the node lifecycle controller.
 """
 
 from __future__ import annotations

@@ -1,9 +1,7 @@
-"""kubeconfig files for one API server: as a user with a client certificate, or with a token."""
+"""kubeconfig files for one API server, as a user with a client certificate."""
 
 from __future__ import annotations
 
-import json
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -35,36 +33,6 @@ def write_kubeconfig(
         "contexts": [{"name": user, "context": {"cluster": "e2e", "user": user}}],
         "current-context": user,
     }
-    path.write_text(yaml.safe_dump(config))
-    path.chmod(0o600)
-    return path
-
-
-def token_kubeconfig(admin: Path, path: Path, user: str, token: str) -> Path:
-    """The current cluster of the ``admin`` kubeconfig (any cluster), used with ``token``."""
-    flat = subprocess.run(
-        [
-            "kubectl",
-            "--kubeconfig",
-            str(admin),
-            "config",
-            "view",
-            "--raw",
-            "--minify",
-            "--flatten",
-            "-o",
-            "json",
-        ],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
-    config = json.loads(flat)
-    config["users"] = [{"name": user, "user": {"token": token}}]
-    [context] = config["contexts"]
-    context["name"] = user
-    context["context"] = {**context["context"], "user": user}
-    config["current-context"] = user
     path.write_text(yaml.safe_dump(config))
     path.chmod(0o600)
     return path
