@@ -13,6 +13,10 @@ FIELD_MANAGER = "odradek-operator"
 
 KAFKA_PORT = 9092
 HTTP_PORT = 9080
+REPLICATION_LISTENER = "REPLICATION"
+REPLICATION_PORT = 9091
+"""With TLS, brokers replicate (and the operator administers) over this listener: TLS with
+the cluster CA's certificates on both sides."""
 ETCD_CLIENT_PORT = 2379
 ETCD_PEER_PORT = 2380
 
@@ -20,6 +24,9 @@ BROKER_CONFIG_DIR = "/etc/odradek"
 BROKER_CONFIG_FILE = "broker.properties"
 BROKER_RUNTIME_DIR = "/var/run/odradek"
 BROKER_DATA_DIR = "/var/lib/odradek"
+BROKER_CERTS_DIR = "/etc/odradek/certs"
+CA_CERT_KEY = "ca.crt"
+"""The CA certificate's key in the certificate Secrets, as in Kubernetes' TLS Secrets."""
 MIRROR_CONFIG_FILE = "mirror.yaml"
 
 DEFAULT_ZONE_LABEL = "topology.kubernetes.io/zone"
@@ -45,5 +52,7 @@ OPERATOR_MANAGED_KEYS = (
     "http.listener",
     "etcd.endpoints",
     "cluster.name",
+    "listener.security.protocol.map",
+    "inter.broker.listener.name",
 )
 """Broker settings the operator sets per pod or per cluster; spec.config may not set them."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..constants import (
+    BROKER_CERTS_DIR,
     BROKER_CONFIG_DIR,
     BROKER_CONFIG_FILE,
     BROKER_DATA_DIR,
@@ -14,6 +15,7 @@ from ..constants import (
 from ..models import ClusterSpec
 from ..models.cluster import Storage
 from . import names
+from .broker_config import listeners
 from .meta import Obj, Owner, labels, metadata, selector_labels
 from .pod_defaults import CONTAINER_SECURITY_CONTEXT, POD_SECURITY_CONTEXT, field_env
 
@@ -125,7 +127,8 @@ def _config_path(spec: ClusterSpec) -> str:
 
 def _broker_container(owner: Owner, spec: ClusterSpec) -> Obj:
     dns = f"$(POD_NAME).{names.headless(owner.name)}.$(POD_NAMESPACE).svc"
-    advertised = ",".join(f"{lst.name}://{dns}:{lst.port}" for lst in spec.listeners)
+    opened = listeners(spec)
+    advertised = ",".join(f"{name}://{dns}:{port}" for name, port in opened)
     template = spec.template
     container: Obj = {
         "name": "broker",
@@ -136,12 +139,10 @@ def _broker_container(owner: Owner, spec: ClusterSpec) -> Obj:
             field_env("POD_NAMESPACE", "metadata.namespace"),
             field_env("ODRADEK_NODE_ID", f"metadata.labels['{POD_INDEX_LABEL}']"),
             {"name": "ODRADEK_ADVERTISED_LISTENERS", "value": advertised},
+            *([_keystore_env()] if spec.tls else []),
         ],
         "ports": [
-            *(
-                {"name": f"kafka-{i}", "containerPort": lst.port}
-                for i, lst in enumerate(spec.listeners)
-            ),
+            *({"name": f"kafka-{i}", "containerPort": port} for i, (_, port) in enumerate(opened)),
             {"name": "http", "containerPort": HTTP_PORT},
         ],
         "startupProbe": _probe("/healthz", period=5, failures=120),
@@ -154,6 +155,11 @@ def _broker_container(owner: Owner, spec: ClusterSpec) -> Obj:
             {"name": "config", "mountPath": BROKER_CONFIG_DIR, "readOnly": True},
             {"name": "runtime", "mountPath": BROKER_RUNTIME_DIR},
             {"name": "tmp", "mountPath": "/tmp"},
+            *(
+                [{"name": "certs", "mountPath": BROKER_CERTS_DIR, "readOnly": True}]
+                if spec.tls
+                else []
+            ),
         ],
     }
     if spec.image_pull_policy:
@@ -204,7 +210,15 @@ def _volumes(owner: Owner, spec: ClusterSpec) -> list[Obj]:
         volumes.append({"name": "data", "emptyDir": {"sizeLimit": spec.storage.size}})
     if spec.rack is not None:
         volumes.append(_token_volume())
+    if spec.tls:
+        # updated in place when certificates are renewed; brokers reload them by themselves
+        volumes.append({"name": "certs", "secret": {"secretName": names.broker_certs(owner.name)}})
     return volumes
+
+
+def _keystore_env() -> Obj:
+    """This broker's own key and certificate among every broker's in the certificate Secret."""
+    return {"name": "ODRADEK_SSL_KEYSTORE_LOCATION", "value": f"{BROKER_CERTS_DIR}/$(POD_NAME).pem"}
 
 
 def _token_volume() -> Obj:

@@ -53,5 +53,25 @@ def bootstrap_servers(cluster: str, namespace: str, port: int) -> str:
     return f"{bootstrap(cluster)}.{namespace}.svc:{port}"
 
 
+def cluster_ca(cluster: str) -> str:
+    """The Secret with the cluster CA's key and certificate (the operator's alone)."""
+    return f"{cluster}-cluster-ca"
+
+
+def cluster_ca_cert(cluster: str) -> str:
+    """The Secret with the cluster CA's certificate (ca.crt): what clients trust."""
+    return f"{cluster}-cluster-ca-cert"
+
+
+def broker_certs(cluster: str) -> str:
+    """The Secret with every broker's key and certificate (<pod>.pem) and ca.crt."""
+    return f"{cluster}-broker-certs"
+
+
+def operator_cert(cluster: str) -> str:
+    """The Secret with the operator's client certificate for the cluster."""
+    return f"{cluster}-operator-cert"
+
+
 def mirror(name: str) -> str:
     return f"{name}-mirror"

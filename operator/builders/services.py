@@ -5,13 +5,14 @@ from __future__ import annotations
 from ..constants import HTTP_PORT
 from ..models import ClusterSpec
 from . import names
+from .broker_config import listeners
 from .meta import Obj, Owner, metadata, selector_labels
 
 
 def _ports(spec: ClusterSpec) -> list[Obj]:
     ports = [
-        {"name": lst.name.lower().replace("_", "-"), "port": lst.port, "targetPort": lst.port}
-        for lst in spec.listeners
+        {"name": name.lower().replace("_", "-"), "port": port, "targetPort": port}
+        for name, port in listeners(spec)
     ]
     return [*ports, {"name": "http", "port": HTTP_PORT, "targetPort": HTTP_PORT}]
 

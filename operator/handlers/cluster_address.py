@@ -1,4 +1,6 @@
-"""Where the operator reaches a Cluster's brokers through the Kafka admin API."""
+"""Where and how the operator reaches a Cluster's brokers through the Kafka admin API: the
+bootstrap Service on the first listener, or with TLS on the replication listener with the
+operator's own certificate."""
 
 from __future__ import annotations
 
@@ -6,8 +8,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..builders import names
-from ..constants import ADMIN_BOOTSTRAP_ANNOTATION
+from ..constants import ADMIN_BOOTSTRAP_ANNOTATION, REPLICATION_PORT
 from ..models import ClusterSpec
+from .cluster_certificates import operator_tls
+from .context import Context
+from .kafka_admin import KafkaAdmin
 
 
 def admin_bootstrap(cluster: Mapping[str, Any], out_of_cluster: bool) -> str:
@@ -17,4 +22,12 @@ def admin_bootstrap(cluster: Mapping[str, Any], out_of_cluster: bool) -> str:
     if out_of_cluster and override:
         return str(override)
     spec = ClusterSpec.model_validate(cluster.get("spec") or {})
-    return names.bootstrap_servers(meta["name"], meta["namespace"], spec.listeners[0].port)
+    port = REPLICATION_PORT if spec.tls else spec.listeners[0].port
+    return names.bootstrap_servers(meta["name"], meta["namespace"], port)
+
+
+def cluster_admin(ctx: Context, cluster: Mapping[str, Any]) -> KafkaAdmin:
+    """An admin client for ``cluster``; with TLS, once the operator's certificate exists."""
+    spec = ClusterSpec.model_validate(cluster.get("spec") or {})
+    tls = operator_tls(ctx, cluster) if spec.tls else None
+    return ctx.admin(admin_bootstrap(cluster, ctx.out_of_cluster), tls)

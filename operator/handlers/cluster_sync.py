@@ -16,6 +16,7 @@ from ..planning.rebalance import plan_rebalance
 from ..planning.rolling_restart import Broker, Restart, Wait, next_restart
 from ..planning.scale_down import plan_scale_down
 from .cluster_address import admin_bootstrap
+from .cluster_certificates import sync_certificates
 from .context import Context, Log
 from .kafka_admin import ClusterMetadata, KafkaAdmin, KafkaAdminError
 from .observe_brokers import BrokerObservation, claim_name, observe_brokers
@@ -33,7 +34,11 @@ def sync_cluster(ctx: Context, body: Mapping[str, Any], logger: Log) -> Obj:
     spec = ClusterSpec.model_validate(body.get("spec") or {})
     observed = observe_brokers(ctx.kube, owner, spec)
     bootstrap = names.bootstrap_servers(owner.name, owner.namespace, spec.listeners[0].port)
-    admin = ctx.admin(admin_bootstrap(body, ctx.out_of_cluster))
+    tls = None
+    if spec.tls:  # certificates for every broker there is or is to be
+        brokers = max(spec.replicas, observed.statefulset_replicas or 0)
+        tls = sync_certificates(ctx, owner, spec.model_copy(update={"replicas": brokers}), logger)
+    admin = ctx.admin(admin_bootstrap(body, ctx.out_of_cluster), tls)
     metadata = _metadata(admin) if observed.statefulset_replicas else None
     replicas, activity = _replicas(admin, spec, observed, metadata)
     for obj in cluster_objects(owner, spec.model_copy(update={"replicas": replicas})):

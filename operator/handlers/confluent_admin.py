@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import ssl
+import tempfile
 from collections.abc import Callable, Mapping
 from concurrent.futures import Future
+from pathlib import Path
 from typing import Any, TypeVar
 
 from confluent_kafka import KafkaException, TopicCollection
@@ -20,7 +23,7 @@ from confluent_kafka.admin import (  # type: ignore[attr-defined]  # re-exports
 from ..constants import MIN_INSYNC_REPLICAS
 from ..planning.partitions import Partition
 from ..planning.topic_changes import ObservedTopic
-from .kafka_admin import TIMEOUT_SECONDS, ClusterMetadata, KafkaAdminError
+from .kafka_admin import TIMEOUT_SECONDS, ClientTls, ClusterMetadata, KafkaAdminError
 
 T = TypeVar("T")
 
@@ -33,11 +36,21 @@ def _wait(future: Future[T], timeout: float) -> T:
 
 
 class ConfluentAdmin:
-    def __init__(self, bootstrap_servers: str, timeout: float = TIMEOUT_SECONDS) -> None:
+    def __init__(
+        self,
+        bootstrap_servers: str,
+        tls: ClientTls | None = None,
+        timeout: float = TIMEOUT_SECONDS,
+    ) -> None:
         self.bootstrap_servers = bootstrap_servers
+        self.tls = tls
         self.timeout = timeout
         self._client = AdminClient(
-            {"bootstrap.servers": bootstrap_servers, "socket.timeout.ms": int(timeout * 1000)}
+            {
+                "bootstrap.servers": bootstrap_servers,
+                "socket.timeout.ms": int(timeout * 1000),
+                **(tls.librdkafka() if tls is not None else {}),
+            }
         )
 
     def _call(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
@@ -123,7 +136,9 @@ class ConfluentAdmin:
         from kafka.errors import KafkaError
 
         try:
-            client = KafkaAdminClient(bootstrap_servers=self.bootstrap_servers.split(","))
+            client = KafkaAdminClient(
+                bootstrap_servers=self.bootstrap_servers.split(","), **self._kafka_python_tls()
+            )
             try:
                 results = client.alter_partition_reassignments(
                     {TopicPartition(t, p): list(r) for (t, p), r in moves.items()},
@@ -136,6 +151,19 @@ class ConfluentAdmin:
         refused = {f"{tp.topic}-{tp.partition}": e for tp, e in results.items() if e is not None}
         if refused:
             raise KafkaAdminError(f"reassignment refused: {refused}")
+
+    def _kafka_python_tls(self) -> dict[str, Any]:
+        """kafka-python's settings for ``tls``: an SSLContext (its key and certificate go
+        through files: Python's ssl loads them from nowhere else)."""
+        if self.tls is None:
+            return {}
+        context = ssl.create_default_context(cadata=self.tls.ca_pem)
+        with tempfile.TemporaryDirectory(prefix="odradek-admin-") as directory:
+            chain = Path(directory) / "client.pem"
+            chain.touch(mode=0o600)
+            chain.write_text(self.tls.key_pem + self.tls.cert_pem)
+            context.load_cert_chain(chain)
+        return {"security_protocol": "SSL", "ssl_context": context}
 
     def delete_topic(self, name: str) -> None:
         for future in self._call(self._client.delete_topics, [name]).values():

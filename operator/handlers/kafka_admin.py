@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
 from ..planning.partitions import Partition
@@ -14,6 +14,24 @@ TIMEOUT_SECONDS = 10.0
 
 class KafkaAdminError(Exception):
     """The cluster could not be reached, did not answer in time, or refused the request."""
+
+
+@dataclass(frozen=True)
+class ClientTls:
+    """How the operator connects to a Cluster with TLS: the cluster CA and its own client
+    certificate (PEM text), accepted on the replication listener."""
+
+    ca_pem: str
+    cert_pem: str
+    key_pem: str = field(repr=False)
+
+    def librdkafka(self) -> dict[str, str]:
+        return {
+            "security.protocol": "SSL",
+            "ssl.ca.pem": self.ca_pem,
+            "ssl.certificate.pem": self.cert_pem,
+            "ssl.key.pem": self.key_pem,
+        }
 
 
 @dataclass(frozen=True)
@@ -46,4 +64,4 @@ class KafkaAdmin(Protocol):
 
 
 class AdminFactory(Protocol):
-    def __call__(self, bootstrap_servers: str) -> KafkaAdmin: ...
+    def __call__(self, bootstrap_servers: str, tls: ClientTls | None = None) -> KafkaAdmin: ...

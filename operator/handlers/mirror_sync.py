@@ -11,7 +11,7 @@ from ..constants import API_VERSION
 from ..models import MirrorMakerSpec, MirrorMakerStatus
 from ..planning.conditions import Verdict, failed, progressing, ready
 from ..planning.mirror_topics import mirrored_topics
-from .cluster_address import admin_bootstrap
+from .cluster_address import cluster_admin
 from .cluster_sync import owner_of
 from .context import Context, Log
 from .kafka_admin import KafkaAdminError
@@ -38,12 +38,12 @@ def sync_mirror(ctx: Context, body: Mapping[str, Any], logger: Log) -> dict[str,
     fields: dict[str, Any] = {"replicas": replicas, "readyReplicas": ready_replicas}
     try:
         target_cluster = clusters.get(spec.target.cluster) if spec.target.cluster else None
-        address = (
-            admin_bootstrap(target_cluster, ctx.out_of_cluster)
+        admin = (
+            cluster_admin(ctx, target_cluster)
             if target_cluster is not None
-            else bootstrap_for(spec.target, owner.namespace)
+            else ctx.admin(bootstrap_for(spec.target, owner.namespace))
         )
-        target = ctx.admin(address).describe()
+        target = admin.describe()
         fields["mirroredTopics"] = mirrored_topics(spec, {p.topic for p in target.partitions})
     except KafkaAdminError:
         pass  # the topic list is informative; readiness comes from the Deployment

@@ -12,7 +12,7 @@ from ..planning.conditions import Verdict, failed, progressing, ready
 from ..planning.partitions import replica_load
 from ..planning.replica_placement import resize_replicas
 from ..planning.topic_changes import TopicPlan, plan_topic
-from .cluster_address import admin_bootstrap
+from .cluster_address import cluster_admin
 from .context import Context, Log
 from .kafka_admin import KafkaAdmin, KafkaAdminError
 from .report import report
@@ -35,7 +35,7 @@ def cluster_of(ctx: Context, body: Mapping[str, Any]) -> Mapping[str, Any] | Non
 
 def admin_for(ctx: Context, cluster: Mapping[str, Any]) -> tuple[KafkaAdmin, ClusterSpec]:
     spec = ClusterSpec.model_validate(cluster.get("spec") or {})
-    return ctx.admin(admin_bootstrap(cluster, ctx.out_of_cluster)), spec
+    return cluster_admin(ctx, cluster), spec
 
 
 def sync_topic(ctx: Context, body: Mapping[str, Any], logger: Log) -> dict[str, Any]:

@@ -6,7 +6,15 @@ from typing import Annotated, Literal
 
 from pydantic import ConfigDict, Field
 
-from ..constants import DEFAULT_IMAGE, DEFAULT_ZONE_LABEL, KAFKA_PORT, OPERATOR_MANAGED_KEYS
+from ..constants import (
+    DEFAULT_IMAGE,
+    DEFAULT_ZONE_LABEL,
+    HTTP_PORT,
+    KAFKA_PORT,
+    OPERATOR_MANAGED_KEYS,
+    REPLICATION_LISTENER,
+    REPLICATION_PORT,
+)
 from .base import Schema
 from .common import (
     Conditions,
@@ -86,8 +94,45 @@ class Coordination(Schema):
 class Listener(Schema):
     """A Kafka listener every broker opens."""
 
+    model_config = ConfigDict(
+        json_schema_extra={
+            "x-kubernetes-validations": [
+                {
+                    "rule": f"self.name != '{REPLICATION_LISTENER}'",
+                    "message": f"{REPLICATION_LISTENER} is the operator's own listener",
+                },
+                {
+                    "rule": f"self.port != {REPLICATION_PORT} && self.port != {HTTP_PORT}",
+                    "message": f"ports {REPLICATION_PORT} and {HTTP_PORT} are the operator's own",
+                },
+            ]
+        }
+    )
+
     name: Annotated[str, Field(pattern=r"^[A-Z][A-Z0-9_]*$", max_length=32)] = "PLAINTEXT"
     port: Annotated[int, Field(ge=1024, le=65535)] = KAFKA_PORT
+    tls: bool = False
+    """Serve TLS with a certificate the cluster CA issues each broker."""
+
+
+class CertificateAuthority(Schema):
+    """The CA the operator keeps for a Cluster's TLS, and the certificates it issues."""
+
+    model_config = ConfigDict(
+        json_schema_extra={
+            "x-kubernetes-validations": [
+                {
+                    "rule": "self.renewalDays < self.validityDays",
+                    "message": "renewalDays must be less than validityDays",
+                }
+            ]
+        }
+    )
+
+    validity_days: Annotated[int, Field(ge=2, le=3650)] = 365
+    """How long the CA and each certificate it issues are valid."""
+    renewal_days: Annotated[int, Field(ge=1, le=3649)] = 30
+    """A certificate is renewed this long before it expires."""
 
 
 class Metrics(Schema):
@@ -163,12 +208,37 @@ class ClusterSpec(Schema):
     """Spread replicas across racks; omit to run without broker.rack."""
     config: KafkaConfig = {}
     coordination: Coordination = Coordination(managed=ManagedEtcd())
-    listeners: Annotated[list[Listener], Field(min_length=1, max_length=4)] = [Listener()]
+    listeners: Annotated[
+        list[Listener],
+        Field(
+            min_length=1,
+            max_length=4,
+            json_schema_extra={
+                "x-kubernetes-validations": [
+                    {
+                        "rule": "self.all(a, self.exists_one(b, b.name == a.name))",
+                        "message": "listener names must be unique",
+                    },
+                    {
+                        "rule": "self.all(a, self.exists_one(b, b.port == a.port))",
+                        "message": "listener ports must be unique",
+                    },
+                ]
+            },
+        ),
+    ] = [Listener()]
+    cluster_ca: CertificateAuthority = CertificateAuthority()
+    """With a TLS listener: the cluster CA and the brokers' certificates."""
     metrics: Metrics = Metrics()
     template: PodTemplate | None = None
     rebalance_on_scale: bool = False
     """Move partitions onto new brokers when scaling up."""
     failover: Failover = Failover()
+
+    @property
+    def tls(self) -> bool:
+        """Some listener serves TLS: the cluster has a CA, and replicates over TLS."""
+        return any(listener.tls for listener in self.listeners)
 
 
 class BrokerStatus(Schema):

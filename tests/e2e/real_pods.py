@@ -118,6 +118,28 @@ def deploy_example(cluster: RealCluster) -> None:
         wait_ready(cluster, "topic", topic["metadata"]["name"], timeout=120)
 
 
+def small_cluster(name: str, brokers: int = 1, **spec: Any) -> dict[str, Any]:
+    """A Cluster of ``brokers`` brokers, each holding every topic, and one etcd member;
+    ``spec`` adds to its spec."""
+    copies = {
+        "default.replication.factor": brokers,
+        "min.insync.replicas": brokers,
+        "offsets.topic.replication.factor": brokers,
+    }
+    return {
+        "apiVersion": "odradek.io/v1alpha1",
+        "kind": "Cluster",
+        "metadata": {"name": name},
+        "spec": {
+            "replicas": brokers,
+            "storage": {"size": "1Gi"},
+            "config": copies,
+            "coordination": {"managed": {"replicas": 1, "image": LOCAL_ETCD_IMAGE}},
+            **spec,
+        },
+    }
+
+
 def create_topic(cluster: RealCluster, name: str, partitions: int) -> None:
     """A Topic resource on the example Cluster (replicas and min.insync.replicas from its
     defaults), Ready."""

@@ -13,10 +13,10 @@ from e2e_kubectl import wait_for
 from real_node import RealCluster
 from real_pods import (
     CLUSTER,
-    LOCAL_ETCD_IMAGE,
     NAMESPACE,
     create_topic,
     produce_keyed,
+    small_cluster,
     wait_ready,
 )
 
@@ -27,22 +27,6 @@ TARGET_BOOTSTRAP = f"{TARGET}-bootstrap.{NAMESPACE}.svc:9092"
 TOPIC = "mirrored"
 MIRRORED = f"{CLUSTER}.{TOPIC}"  # naming: prefix
 MIRROR_TIMEOUT_S = 180
-
-
-def target_cluster() -> dict[str, Any]:
-    """One broker, one etcd member: the smallest Cluster the operator runs."""
-    single = {"default.replication.factor": 1, "min.insync.replicas": 1}
-    return {
-        "apiVersion": "odradek.io/v1alpha1",
-        "kind": "Cluster",
-        "metadata": {"name": TARGET},
-        "spec": {
-            "replicas": 1,
-            "storage": {"size": "1Gi"},
-            "config": {**single, "offsets.topic.replication.factor": 1},
-            "coordination": {"managed": {"replicas": 1, "image": LOCAL_ETCD_IMAGE}},
-        },
-    }
 
 
 def mirror_maker() -> dict[str, Any]:
@@ -82,7 +66,7 @@ def test_a_mirrormaker_copies_a_topic_between_two_clusters_on_pods(
     resource = mirror_maker()
     name = resource["metadata"]["name"]
     try:
-        kubectl.apply(NAMESPACE, target_cluster())
+        kubectl.apply(NAMESPACE, small_cluster(TARGET))
         wait_ready(real_cluster, "cluster", TARGET)
         kubectl.apply(NAMESPACE, resource)
         wait_ready(real_cluster, "mirrormaker", name)

@@ -1,8 +1,8 @@
 """What the operator reports and refuses, and what deleting its resources does, on real
 pods: a Topic's partitions grow, a decrease is refused and deleting the Topic deletes the
-topic; scaling a Cluster below its topics' replicas is refused in status; a new Cluster
-reports its progress until Ready, its deletion garbage-collects everything it owns but the
-claims, and its namespace is deleted without waiting on the finalizers of its Topics."""
+topic; a new Cluster reports its progress until Ready, refuses in status to scale below a
+topic's replicas, its deletion garbage-collects everything it owns but the claims, and its
+namespace is deleted without waiting on the finalizers of its Topics."""
 
 from __future__ import annotations
 
@@ -13,13 +13,12 @@ import pytest
 from e2e_kubectl import Kubectl, new_namespace, wait_for
 from real_node import RealCluster
 from real_pods import (
-    CLUSTER,
-    LOCAL_ETCD_IMAGE,
     NAMESPACE,
     create_topic,
     metadata,
     partitions_of,
     ready,
+    small_cluster,
     wait_ready,
 )
 
@@ -80,41 +79,6 @@ def test_a_topic_grows_refuses_to_shrink_and_goes_with_its_resource(
     wait_for(f"{TOPIC} gone from the brokers", gone, 60, 1)
 
 
-def test_scaling_below_a_topics_replicas_is_refused_in_status(
-    real_cluster: RealCluster, events: str
-) -> None:
-    kubectl = real_cluster.kubectl
-    patch(kubectl, "cluster", CLUSTER, {"replicas": 2}, NAMESPACE)
-    try:
-        degraded = condition_where(real_cluster, "cluster", CLUSTER, "Degraded", "True", NAMESPACE)
-        assert degraded["reason"] == "ScaleDownRefused"
-        assert "need 3 replicas; lower their replicas first" in degraded["message"]
-        statefulset = kubectl.get(NAMESPACE, "statefulset", f"{CLUSTER}-broker")
-        assert statefulset is not None and statefulset["spec"]["replicas"] == 3
-        scale = kubectl.json("get", "cluster", CLUSTER, "-n", NAMESPACE, "--subresource=scale")
-        assert (scale["spec"]["replicas"], scale["status"]["replicas"]) == (2, 3)
-    finally:
-        patch(kubectl, "cluster", CLUSTER, {"replicas": 3}, NAMESPACE)
-    condition_where(real_cluster, "cluster", CLUSTER, "Degraded", "False", NAMESPACE)
-    wait_ready(real_cluster, "cluster", CLUSTER)
-
-
-def small_cluster() -> dict[str, Any]:
-    """One broker, one etcd member."""
-    single = {"default.replication.factor": 1, "min.insync.replicas": 1}
-    return {
-        "apiVersion": "odradek.io/v1alpha1",
-        "kind": "Cluster",
-        "metadata": {"name": SMALL},
-        "spec": {
-            "replicas": 1,
-            "storage": {"size": "1Gi", "deleteClaim": False},
-            "config": {**single, "offsets.topic.replication.factor": 1},
-            "coordination": {"managed": {"replicas": 1, "image": LOCAL_ETCD_IMAGE}},
-        },
-    }
-
-
 OWNED = [
     ("serviceaccount", f"{SMALL}-broker"),
     ("configmap", f"{SMALL}-config"),
@@ -128,16 +92,22 @@ OWNED = [
 ]
 
 
-def test_a_new_cluster_reports_progress_and_its_deletion_keeps_only_the_claims(
+def test_a_new_cluster_reports_progress_refuses_a_scale_down_and_its_deletion_keeps_the_claims(
     real_cluster: RealCluster, operator_pod: None
 ) -> None:
     kubectl = real_cluster.kubectl
     namespace = new_namespace(kubectl)
+    single = {
+        "default.replication.factor": 1,
+        "min.insync.replicas": 1,
+        "offsets.topic.replication.factor": 1,
+    }
     try:
-        kubectl.apply(namespace, small_cluster())
+        cluster = small_cluster(SMALL, brokers=2, config=single)
+        kubectl.apply(namespace, cluster)
         waiting = condition_where(real_cluster, "cluster", SMALL, "Ready", "False", namespace)
         assert waiting["reason"] == "BrokersNotReady", waiting
-        assert waiting["message"] == "0 of 1 brokers ready", waiting
+        assert waiting["message"].endswith("of 2 brokers ready"), waiting
         assert kubectl.condition(namespace, "cluster", SMALL, "Progressing")["status"] == "True"
 
         wait_for(
@@ -151,9 +121,9 @@ def test_a_new_cluster_reports_progress_and_its_deletion_keeps_only_the_claims(
         assert resource is not None
         status = resource["status"]
         assert status["bootstrapServers"] == f"{SMALL}-bootstrap.{namespace}.svc:9092"
-        assert [(b["id"], b["ready"]) for b in status["brokers"]] == [(0, True)]
+        assert [(b["id"], b["ready"]) for b in status["brokers"]] == [(0, True), (1, True)]
         ready_condition = kubectl.condition(namespace, "cluster", SMALL, "Ready")
-        assert ready_condition["message"] == "1 brokers ready, all partitions in sync"
+        assert ready_condition["message"] == "2 brokers ready, all partitions in sync"
         assert kubectl.condition(namespace, "cluster", SMALL, "Progressing")["status"] == "False"
         uid = resource["metadata"]["uid"]
         for kind, name in OWNED:
@@ -166,10 +136,23 @@ def test_a_new_cluster_reports_progress_and_its_deletion_keeps_only_the_claims(
             "apiVersion": "odradek.io/v1alpha1",
             "kind": "Topic",
             "metadata": {"name": "kept-back"},
-            "spec": {"cluster": SMALL, "partitions": 1},
+            "spec": {"cluster": SMALL, "partitions": 1, "replicas": 2},
         }
         kubectl.apply(namespace, topic)
         wait_for("topic kept-back Ready", lambda: ready(kubectl, "topic", "kept-back", namespace))
+
+        # scaling below the topic's replicas is refused: the StatefulSet keeps both brokers
+        scale = ("scale", "cluster", SMALL, "-n", namespace)
+        kubectl.run(*scale, "--replicas=1")
+        degraded = condition_where(real_cluster, "cluster", SMALL, "Degraded", "True", namespace)
+        assert degraded["reason"] == "ScaleDownRefused"
+        assert "need 2 replicas; lower their replicas first" in degraded["message"]
+        statefulset = kubectl.get(namespace, "statefulset", f"{SMALL}-broker")
+        assert statefulset is not None and statefulset["spec"]["replicas"] == 2
+        scaled = kubectl.json("get", "cluster", SMALL, "-n", namespace, "--subresource=scale")
+        assert (scaled["spec"]["replicas"], scaled["status"]["replicas"]) == (1, 2)
+        kubectl.run(*scale, "--replicas=2")
+        condition_where(real_cluster, "cluster", SMALL, "Degraded", "False", namespace)
 
         kubectl.run("delete", "cluster", SMALL, "-n", namespace)
 
@@ -178,7 +161,8 @@ def test_a_new_cluster_reports_progress_and_its_deletion_keeps_only_the_claims(
             return not left and not kubectl.items(namespace, "pods")
 
         wait_for("the Cluster's objects and pods to go", collected, GC_TIMEOUT_S, 2)
-        assert kubectl.get(namespace, "persistentvolumeclaim", f"data-{SMALL}-broker-0")
+        for broker in (0, 1):
+            assert kubectl.get(namespace, "persistentvolumeclaim", f"data-{SMALL}-broker-{broker}")
         binding = f"odradek-{namespace}-{SMALL}-node-reader"
         assert "NotFound" in kubectl.run("get", "clusterrolebinding", binding, check=False)
 

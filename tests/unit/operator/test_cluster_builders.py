@@ -22,7 +22,10 @@ SPECS = {
         "rack": {},
         "config": {"min.insync.replicas": 2, "auto.create.topics.enable": "false"},
         "coordination": {"managed": {"replicas": 5, "storage": {"type": "ephemeral"}}},
-        "listeners": [{"name": "PLAINTEXT", "port": 9092}, {"name": "REPLICATION", "port": 9093}],
+        "listeners": [
+            {"name": "PLAINTEXT", "port": 9092},
+            {"name": "TLS", "port": 9093, "tls": True},
+        ],
         "metrics": {"serviceMonitor": True, "prometheusRule": True},
         "template": {
             "labels": {"team": "data"},
@@ -241,3 +244,22 @@ def test_monitoring_objects_are_optional() -> None:
         "OdradekDiskNearlyFull",
     } <= alerts
     assert not [k for k in build({}) if k[0] in {"ServiceMonitor", "PrometheusRule"}]
+
+
+def test_tls_mounts_the_broker_certificates_and_opens_the_replication_listener() -> None:
+    spec = {
+        "listeners": [{"name": "PLAIN", "port": 9092}, {"name": "TLS", "port": 9093, "tls": True}]
+    }
+    pod = broker_pod(spec)["spec"]
+    [container] = pod["containers"]
+    assert {"name": "certs", "secret": {"secretName": "events-broker-certs"}} in pod["volumes"]
+    mount = {"name": "certs", "mountPath": "/etc/odradek/certs", "readOnly": True}
+    assert mount in container["volumeMounts"]
+    env = {item["name"]: item.get("value") for item in container["env"]}
+    assert env["ODRADEK_SSL_KEYSTORE_LOCATION"] == "/etc/odradek/certs/$(POD_NAME).pem"
+    assert [p["containerPort"] for p in container["ports"]] == [9092, 9093, 9091, 9080]
+    bootstrap = build(spec)["Service", "events-bootstrap"]
+    assert [p["port"] for p in bootstrap["spec"]["ports"]] == [9092, 9093, 9091, 9080]
+
+    plain = broker_pod({})["spec"]
+    assert "certs" not in {volume["name"] for volume in plain["volumes"]}

@@ -52,6 +52,23 @@ REJECTED = [
     ("Cluster", {"coordination": {"managed": {"replicas": 2}}}, "2 is not one of"),
     ("Cluster", {"coordination": {"external": {"endpoints": ["etcd:2379"]}}}, "does not match"),
     ("Cluster", {"listeners": [{"name": "plain", "port": 9092}]}, "does not match"),
+    (
+        "Cluster",
+        {"listeners": [{"name": "A", "port": 9092}, {"name": "A", "port": 9093}]},
+        "listener names must be unique",
+    ),
+    (
+        "Cluster",
+        {"listeners": [{"name": "A", "port": 9092}, {"name": "B", "port": 9092}]},
+        "listener ports must be unique",
+    ),
+    ("Cluster", {"listeners": [{"name": "REPLICATION"}]}, "REPLICATION is the operator's own"),
+    ("Cluster", {"listeners": [{"name": "A", "port": 9091}]}, "ports 9091 and 9080 are the op"),
+    (
+        "Cluster",
+        {"clusterCa": {"validityDays": 30, "renewalDays": 30}},
+        "renewalDays must be less than validityDays",
+    ),
     ("MirrorMaker", {**MIRROR, "naming": "suffix"}, "'suffix' is not one of"),
     (
         "MirrorMaker",
