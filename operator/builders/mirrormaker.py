@@ -2,41 +2,78 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import yaml
 
 from ..constants import (
     BROKER_CONFIG_DIR,
+    CA_CERT_KEY,
     CONFIG_HASH_ANNOTATION,
     HTTP_PORT,
     KAFKA_PORT,
     MIRROR_CONFIG_FILE,
 )
-from ..models import MirrorMakerSpec
+from ..models import ClusterSpec, MirrorMakerSpec
+from ..models.cluster import Listener
 from ..models.mirrormaker import Endpoint
 from . import names
 from .meta import Obj, Owner, config_hash, labels, metadata, selector_labels
 from .pod_defaults import CONTAINER_SECURITY_CONTEXT, POD_SECURITY_CONTEXT
 
+MIRROR_CA_DIR = "/etc/odradek/ca"
+"""Where the CA of each side's Cluster is mounted, when the mirror reaches it over TLS."""
 
-def bootstrap_for(endpoint: Endpoint, namespace: str) -> str:
-    """Bootstrap servers of an endpoint; a Cluster reference resolves to its bootstrap Service."""
+
+def listener_of(cluster: ClusterSpec, name: str | None) -> Listener | None:
+    """The listener ``name`` of ``cluster`` (its first when None); None if it has none."""
+    if name is None:
+        return cluster.listeners[0]
+    return next((listener for listener in cluster.listeners if listener.name == name), None)
+
+
+def bootstrap_for(endpoint: Endpoint, namespace: str, cluster: ClusterSpec | None) -> str:
+    """Bootstrap servers of an endpoint; a Cluster reference (``cluster``, its spec)
+    resolves to its bootstrap Service on the chosen listener's port."""
     if endpoint.bootstrap_servers:
         return endpoint.bootstrap_servers
     assert endpoint.cluster is not None
-    return names.bootstrap_servers(endpoint.cluster, namespace, KAFKA_PORT)
+    listener = listener_of(cluster or ClusterSpec(), endpoint.listener)
+    port = listener.port if listener is not None else KAFKA_PORT
+    return names.bootstrap_servers(endpoint.cluster, namespace, port)
 
 
-def mirror_config(owner: Owner, spec: MirrorMakerSpec) -> str:
+def _trusted_ca(endpoint: Endpoint, cluster: ClusterSpec | None) -> str | None:
+    """The Secret with the CA to trust for ``endpoint``: its Cluster's, on a TLS listener."""
+    if endpoint.cluster is None or cluster is None:
+        return None
+    listener = listener_of(cluster, endpoint.listener)
+    return names.cluster_ca_cert(endpoint.cluster) if listener and listener.tls else None
+
+
+def _ca_dir(side: str) -> str:
+    return f"{MIRROR_CA_DIR}/{side}"
+
+
+def mirror_config(
+    owner: Owner, spec: MirrorMakerSpec, clusters: Mapping[str, ClusterSpec] | None = None
+) -> str:
     """The file `odradek mirror --config` reads: the spec with endpoints resolved."""
+    clusters = clusters or {}
     document: dict[str, Any] = spec.wire()
     for side in ("source", "target"):
         endpoint: Endpoint = getattr(spec, side)
+        cluster = clusters.get(endpoint.cluster or "")
+        tls = (
+            {"security.protocol": "SSL", "ssl.ca.location": f"{_ca_dir(side)}/{CA_CERT_KEY}"}
+            if _trusted_ca(endpoint, cluster)
+            else {}
+        )
         document[side] = {
             "alias": endpoint.alias,
-            "bootstrapServers": bootstrap_for(endpoint, owner.namespace),
-            "config": endpoint.config,
+            "bootstrapServers": bootstrap_for(endpoint, owner.namespace, cluster),
+            "config": {**tls, **endpoint.config},
         }
     for key in ("image", "replicas", "resources"):
         document.pop(key, None)
@@ -44,9 +81,22 @@ def mirror_config(owner: Owner, spec: MirrorMakerSpec) -> str:
     return yaml.safe_dump(document, sort_keys=True)
 
 
-def mirror_objects(owner: Owner, spec: MirrorMakerSpec) -> list[Obj]:
-    config = mirror_config(owner, spec)
+def mirror_objects(
+    owner: Owner, spec: MirrorMakerSpec, clusters: Mapping[str, ClusterSpec] | None = None
+) -> list[Obj]:
+    """The mirror's objects; ``clusters``: the specs of the Clusters its endpoints name."""
+    clusters = clusters or {}
+    config = mirror_config(owner, spec, clusters)
     name = names.mirror(owner.name)
+    trusted = {
+        side: secret
+        for side in ("source", "target")
+        if (
+            secret := _trusted_ca(
+                getattr(spec, side), clusters.get(getattr(spec, side).cluster or "")
+            )
+        )
+    }
     container: Obj = {
         "name": "mirror",
         "image": spec.image,
@@ -59,6 +109,10 @@ def mirror_objects(owner: Owner, spec: MirrorMakerSpec) -> list[Obj]:
         "volumeMounts": [
             {"name": "config", "mountPath": BROKER_CONFIG_DIR, "readOnly": True},
             {"name": "tmp", "mountPath": "/tmp"},
+            *(
+                {"name": f"{side}-ca", "mountPath": _ca_dir(side), "readOnly": True}
+                for side in trusted
+            ),
         ],
     }
     if spec.resources is not None:
@@ -82,6 +136,10 @@ def mirror_objects(owner: Owner, spec: MirrorMakerSpec) -> list[Obj]:
                     "volumes": [
                         {"name": "config", "configMap": {"name": name}},
                         {"name": "tmp", "emptyDir": {"sizeLimit": "64Mi"}},
+                        *(
+                            {"name": f"{side}-ca", "secret": {"secretName": secret}}
+                            for side, secret in trusted.items()
+                        ),
                     ],
                 },
             },

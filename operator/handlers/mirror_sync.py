@@ -6,9 +6,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..builders import names
-from ..builders.mirrormaker import bootstrap_for, mirror_objects
+from ..builders.mirrormaker import bootstrap_for, listener_of, mirror_objects
 from ..constants import API_VERSION
-from ..models import MirrorMakerSpec, MirrorMakerStatus
+from ..models import ClusterSpec, MirrorMakerSpec, MirrorMakerStatus
 from ..planning.conditions import Verdict, failed, progressing, ready
 from ..planning.mirror_topics import mirrored_topics
 from .cluster_address import cluster_admin
@@ -30,7 +30,17 @@ def sync_mirror(ctx: Context, body: Mapping[str, Any], logger: Log) -> dict[str,
     if missing:
         message = f"Cluster {', '.join(missing)} does not exist in this namespace"
         return report(ctx, body, failed("ClusterNotFound", message), {}, MirrorMakerStatus, logger)
-    for obj in mirror_objects(owner, spec):
+    specs = {
+        name: ClusterSpec.model_validate(cluster.get("spec") or {})
+        for name, cluster in clusters.items()
+        if cluster is not None
+    }
+    for endpoint in (spec.source, spec.target):
+        if endpoint.cluster and listener_of(specs[endpoint.cluster], endpoint.listener) is None:
+            message = f"Cluster {endpoint.cluster} has no listener {endpoint.listener}"
+            verdicts = failed("ListenerNotFound", message)
+            return report(ctx, body, verdicts, {}, MirrorMakerStatus, logger)
+    for obj in mirror_objects(owner, spec, specs):
         ctx.kube.apply(obj)
     deployment = ctx.kube.get("apps/v1", "Deployment", names.mirror(owner.name), owner.namespace)
     replicas = (deployment or {}).get("status", {}).get("replicas") or 0
@@ -41,7 +51,7 @@ def sync_mirror(ctx: Context, body: Mapping[str, Any], logger: Log) -> dict[str,
         admin = (
             cluster_admin(ctx, target_cluster)
             if target_cluster is not None
-            else ctx.admin(bootstrap_for(spec.target, owner.namespace))
+            else ctx.admin(bootstrap_for(spec.target, owner.namespace, None))
         )
         target = admin.describe()
         fields["mirroredTopics"] = mirrored_topics(spec, {p.topic for p in target.partitions})

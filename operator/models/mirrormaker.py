@@ -24,7 +24,11 @@ class Endpoint(Schema):
                 {
                     "rule": "has(self.cluster) != has(self.bootstrapServers)",
                     "message": "set exactly one of cluster and bootstrapServers",
-                }
+                },
+                {
+                    "rule": "!has(self.listener) || has(self.cluster)",
+                    "message": "listener names a listener of the Cluster: set cluster",
+                },
             ]
         }
     )
@@ -33,6 +37,9 @@ class Endpoint(Schema):
     """Short name of the cluster, used as the prefix of mirrored topic names."""
     cluster: DnsLabel | None = None
     bootstrap_servers: Annotated[str, Field(min_length=1)] | None = None
+    listener: Annotated[str, Field(pattern=r"^[A-Z][A-Z0-9_]*$", max_length=32)] | None = None
+    """The Cluster's listener to connect to (default: its first); with TLS the mirror trusts
+    the Cluster's CA."""
     config: KafkaConfig = {}
     """Extra client settings (security, timeouts) in Kafka's names."""
 

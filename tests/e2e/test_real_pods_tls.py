@@ -2,11 +2,13 @@
 broker a certificate (Secrets it owns); the brokers replicate over the TLS replication
 listener, which takes only holders of a cluster CA certificate, and the operator
 administers them there with its own; a client that trusts the CA from the
-``<cluster>-cluster-ca-cert`` Secret produces and consumes over TLS."""
+``<cluster>-cluster-ca-cert`` Secret produces and consumes over TLS, and so does a
+MirrorMaker that names the TLS listener."""
 
 from __future__ import annotations
 
 import base64
+import functools
 import json
 import subprocess
 from pathlib import Path
@@ -21,6 +23,18 @@ pytestmark = pytest.mark.slow
 NAME = "secure"
 RECORDS = [f"key-{i}:value-{i}" for i in range(100)]
 LISTENERS = [{"name": "PLAIN", "port": 9092}, {"name": "TLS", "port": 9093, "tls": True}]
+MIRROR = {
+    "apiVersion": "odradek.io/v1alpha1",
+    "kind": "MirrorMaker",
+    "metadata": {"name": "loop"},
+    "spec": {
+        "source": {"alias": "src", "cluster": NAME, "listener": "TLS"},
+        "target": {"alias": "dst", "cluster": NAME, "listener": "PLAIN"},
+        "topics": {"include": ["payments"]},
+        "naming": "prefix",
+        "replicas": 1,
+    },
+}
 
 
 def kcat(
@@ -92,6 +106,22 @@ def test_a_tls_cluster_replicates_over_tls_and_serves_clients_that_trust_its_ca(
             t["partitions"] for t in json.loads(listed.stdout)["topics"] if t["topic"] == "payments"
         ]
         assert all(len(p["isrs"]) == 2 for p in partitions), partitions
+
+        # a MirrorMaker reads the cluster through its TLS listener (trusting the CA the
+        # operator mounts) and writes the copy back through the plaintext one
+        kubectl.apply(namespace, MIRROR)
+        copied = functools.partial(
+            kcat, real_cluster, "-b", tls, *trusting, "-C", "-t", "src.payments",
+            "-o", "beginning", "-e", "-f", "%k:%s\n",
+        )  # fmt: skip
+        mirrored = wait_for(
+            "src.payments mirrored over TLS",
+            lambda: (out := copied().stdout.split()) and len(out) >= len(RECORDS) and out,
+            180,
+            3,
+            real_cluster.report,
+        )
+        assert sorted(mirrored) == sorted(RECORDS)
 
         # the TLS port speaks no plaintext; the replication port wants a CA certificate
         plaintext = kcat(real_cluster, "-b", tls, "-L", "-m", "5")

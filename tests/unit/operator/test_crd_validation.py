@@ -81,6 +81,11 @@ REJECTED = [
         "set exactly one of cluster and bootstrapServers",
     ),
     ("MirrorMaker", {**MIRROR, "replicas": -1}, "minimum of 0"),
+    (
+        "MirrorMaker",
+        {**MIRROR, "target": {"alias": "b", "bootstrapServers": "b:9092", "listener": "TLS"}},
+        "listener names a listener of the Cluster: set cluster",
+    ),
 ]
 
 
