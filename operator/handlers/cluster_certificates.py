@@ -1,7 +1,8 @@
-"""A TLS Cluster's certificates, kept in Secrets it owns: the cluster CA (made once), its
-certificate for clients, every broker's key and certificate, and the operator's client
-certificate; each issued again when planning/certificate_renewal says so. Brokers read
-theirs from a mounted Secret, which the kubelet updates in place, and reload it."""
+"""A TLS Cluster's certificates, kept in Secrets it owns: the cluster CA (and, while it is
+being replaced, the previous one), the CAs clients trust, every broker's key and
+certificate, and the operator's client certificate; each made again when
+planning/certificate_renewal says so. Brokers read theirs from a mounted Secret, which the
+kubelet updates in place, and reload it."""
 
 from __future__ import annotations
 
@@ -16,11 +17,12 @@ from ..builders.certificates import KeyPair, broker_dns_names, issue, new_ca
 from ..builders.meta import Obj, Owner, metadata
 from ..constants import CA_CERT_KEY
 from ..models import ClusterSpec
-from ..planning.certificate_renewal import renewal_reason
+from ..planning.certificate_renewal import plan_ca, renewal_reason
 from .context import Context, Log
 from .kafka_admin import ClientTls
 
 CA_KEY_KEY = "ca.key"
+PREVIOUS_CA_KEY_KEY, PREVIOUS_CA_CERT_KEY = "previous-ca.key", "previous-ca.crt"
 OPERATOR_COMMON_NAME = "odradek-operator"
 TLS_CERT_KEY, TLS_KEY_KEY = "tls.crt", "tls.key"
 _PEM_CERTIFICATE = re.compile(
@@ -33,27 +35,46 @@ def sync_certificates(ctx: Context, owner: Owner, spec: ClusterSpec, logger: Log
     now = ctx.now()
     valid_for = timedelta(days=spec.cluster_ca.validity_days)
     renew_before = timedelta(days=spec.cluster_ca.renewal_days)
-    ca = _pair(_secret_data(ctx, owner, names.cluster_ca(owner.name)), CA_KEY_KEY, CA_CERT_KEY)
-    if ca is None:
-        ca = new_ca(f"{owner.name}-cluster-ca", valid_for, now)
-        logger.info("made the cluster CA, valid until %s", ca.certificate.not_valid_after_utc)
-        ca_data = {CA_KEY_KEY: ca.key_pem, CA_CERT_KEY: ca.cert_pem}
-        _apply(ctx, owner, names.cluster_ca(owner.name), ca_data)
-    _apply(ctx, owner, names.cluster_ca_cert(owner.name), {CA_CERT_KEY: ca.cert_pem})
+    stored_ca = _secret_data(ctx, owner, names.cluster_ca(owner.name))
+    current = _pair(stored_ca, CA_KEY_KEY, CA_CERT_KEY)
+    previous = _pair(stored_ca, PREVIOUS_CA_KEY_KEY, PREVIOUS_CA_CERT_KEY)
+    plan = plan_ca(
+        current.certificate if current else None,
+        previous.certificate if previous else None,
+        now,
+        renew_before,
+    )
+    if plan.renew is not None or current is None:
+        previous, current = current, new_ca(f"{owner.name}-cluster-ca", valid_for, now)
+        expiry = current.certificate.not_valid_after_utc
+        logger.info("made a new cluster CA (%s), valid until %s", plan.renew, expiry)
+    elif plan.drop_previous:
+        previous = None
+        logger.info("the previous cluster CA expired: no longer trusted")
+    ca_data = {CA_KEY_KEY: current.key_pem, CA_CERT_KEY: current.cert_pem}
+    if previous is not None:
+        ca_data |= {PREVIOUS_CA_KEY_KEY: previous.key_pem, PREVIOUS_CA_CERT_KEY: previous.cert_pem}
+    _apply(ctx, owner, names.cluster_ca(owner.name), ca_data)
+    # what brokers and clients trust: the current CA, and the previous one until it expires
+    trusted = current.cert_pem + (previous.cert_pem if previous is not None else b"")
+    _apply(ctx, owner, names.cluster_ca_cert(owner.name), {CA_CERT_KEY: trusted})
+    signer = previous if plan.sign_with_previous and previous is not None else current
     # no certificate outlives the CA that signed it
-    leaf_valid_for = min(valid_for, ca.certificate.not_valid_after_utc - now)
+    leaf_valid_for = min(valid_for, signer.certificate.not_valid_after_utc - now)
 
     def kept_or_issued(pem: bytes | None, common_name: str, dns_names: list[str]) -> KeyPair:
         """The key and certificate in ``pem`` if they may stay, else new ones (saying why)."""
         certificate = _certificate(pem)
-        reason = renewal_reason(certificate, ca.certificate, dns_names, now, renew_before)
+        reason = renewal_reason(
+            certificate, signer.certificate, dns_names, now, plan.leaf_renew_before
+        )
         if reason is None and pem is not None and certificate is not None:
             return KeyPair(pem.replace(certificate, b""), certificate)
         logger.info("issuing %s a certificate: %s", common_name, reason)
-        return issue(ca, common_name, dns_names, leaf_valid_for, now)
+        return issue(signer, common_name, dns_names, leaf_valid_for, now)
 
     stored = _secret_data(ctx, owner, names.broker_certs(owner.name))
-    brokers: dict[str, bytes] = {CA_CERT_KEY: ca.cert_pem}
+    brokers: dict[str, bytes] = {CA_CERT_KEY: trusted}
     for broker in range(spec.replicas):
         pod = names.broker_pod(owner.name, broker)
         dns_names = broker_dns_names(owner.name, owner.namespace, broker)
@@ -67,10 +88,10 @@ def sync_certificates(ctx: Context, owner: Owner, spec: ClusterSpec, logger: Log
     operator_data = {
         TLS_KEY_KEY: mine.key_pem,
         TLS_CERT_KEY: mine.cert_pem,
-        CA_CERT_KEY: ca.cert_pem,
+        CA_CERT_KEY: trusted,
     }
     _apply(ctx, owner, names.operator_cert(owner.name), operator_data)
-    return ClientTls(ca.cert_pem.decode(), mine.cert_pem.decode(), mine.key_pem.decode())
+    return ClientTls(trusted.decode(), mine.cert_pem.decode(), mine.key_pem.decode())
 
 
 def operator_tls(ctx: Context, cluster: Mapping[str, Any]) -> ClientTls | None:

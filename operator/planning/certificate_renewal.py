@@ -1,10 +1,12 @@
-"""When the operator issues a certificate anew, and why: there is none, it is for other
-names, another CA signed it, or it expires within the renewal window."""
+"""When the operator issues a certificate anew, and why (there is none, it is for other
+names, another CA signed it, or it expires within the renewal window), and when it renews
+a cluster's CA."""
 
 from __future__ import annotations
 
 import datetime
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from cryptography import x509
 
@@ -54,3 +56,43 @@ def _subject_key_id(ca: x509.Certificate) -> bytes | None:
         return ca.extensions.get_extension_for_class(x509.SubjectKeyIdentifier).value.digest
     except x509.ExtensionNotFound:
         return None
+
+
+@dataclass(frozen=True)
+class CaPlan:
+    """What to do with a cluster's CA on this pass.
+
+    A CA is renewed ``renew_before`` ahead of its expiry; the old one stays trusted (in
+    every ``ca.crt``) until it expires. Certificates go on being signed by the old CA for
+    the first half of that window, so clients that reread the trusted CAs within it never
+    meet a certificate they do not trust; then they are issued again by the new one."""
+
+    renew: str | None
+    """Why a new CA is made now; None: keep the current one."""
+    drop_previous: bool
+    """The previous CA has expired: forget it."""
+    sign_with_previous: bool
+    """Certificates are still signed by the previous CA."""
+    leaf_renew_before: datetime.timedelta
+    """How long before its expiry a certificate is issued again."""
+
+
+def plan_ca(
+    current: x509.Certificate | None,
+    previous: x509.Certificate | None,
+    now: datetime.datetime,
+    renew_before: datetime.timedelta,
+) -> CaPlan:
+    if current is None:
+        return CaPlan("no CA yet", previous is not None, False, renew_before)
+    expires = current.not_valid_after_utc
+    if now >= expires - renew_before:
+        # the current CA becomes the previous one; an older one is forgotten
+        reason = f"it expires at {expires:%Y-%m-%dT%H:%M:%SZ}, within the renewal window"
+        return CaPlan(reason, previous is not None, True, renew_before / 2)
+    if previous is None or now >= previous.not_valid_after_utc:
+        return CaPlan(None, previous is not None, False, renew_before)
+    switch = previous.not_valid_after_utc - renew_before / 2
+    if now < switch:
+        return CaPlan(None, False, True, renew_before / 2)
+    return CaPlan(None, False, False, renew_before)

@@ -1,28 +1,41 @@
-"""A Cluster with a TLS listener on real pods: the operator makes its CA and issues every
+"""A Cluster with a TLS listener on real pods: the operator keeps its CA and issues every
 broker a certificate (Secrets it owns); the brokers replicate over the TLS replication
 listener, which takes only holders of a cluster CA certificate, and the operator
-administers them there with its own; a client that trusts the CA from the
+administers them there with its own; a client that trusts the CAs of the
 ``<cluster>-cluster-ca-cert`` Secret produces and consumes over TLS, and so does a
-MirrorMaker that names the TLS listener."""
+MirrorMaker that names the TLS listener. The CA is one due for renewal: it is renewed at
+once, signs the brokers' certificates for a few more minutes, then the brokers serve
+certificates of the new CA, reloaded without a restart, while a producer and a consumer
+started before run on to the end, losing nothing."""
 
 from __future__ import annotations
 
 import base64
+import datetime
 import functools
 import json
+import re
 import subprocess
+import time
 from pathlib import Path
+from typing import Any
 
 import pytest
-from e2e_kubectl import new_namespace, wait_for
+from e2e_kubectl import Kubectl, new_namespace, wait_for
 from real_node import RealCluster
 from real_pods import ready, small_cluster
 
-pytestmark = pytest.mark.slow
+from odradek.operator.builders.certificates import KeyPair, new_ca
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 
 NAME = "secure"
 RECORDS = [f"key-{i}:value-{i}" for i in range(100)]
 LISTENERS = [{"name": "PLAIN", "port": 9092}, {"name": "TLS", "port": 9093, "tls": True}]
+CLUSTER_CA = {"validityDays": 2, "renewalDays": 1}
+RENEWAL = datetime.timedelta(days=1)
+SWITCH_AFTER = datetime.timedelta(minutes=4)
+PEM = re.compile(rb"-----BEGIN CERTIFICATE-----.+?-----END CERTIFICATE-----\n", re.DOTALL)
 MIRROR = {
     "apiVersion": "odradek.io/v1alpha1",
     "kind": "MirrorMaker",
@@ -50,13 +63,37 @@ def kcat(
     )
 
 
-def test_a_tls_cluster_replicates_over_tls_and_serves_clients_that_trust_its_ca(
+def seeded_ca(expires_in: datetime.timedelta) -> KeyPair:
+    """A cluster CA made ahead of the Cluster (as a user may bring one), due for renewal."""
+    now = datetime.datetime.now(datetime.UTC)
+    return new_ca(f"{NAME}-cluster-ca", expires_in, now)
+
+
+def ca_secret(ca: KeyPair) -> dict[str, Any]:
+    data = {"ca.key": ca.key_pem, "ca.crt": ca.cert_pem}
+    return {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {"name": f"{NAME}-cluster-ca"},
+        "data": {key: base64.b64encode(value).decode() for key, value in data.items()},
+    }
+
+
+def test_a_tls_cluster_replicates_over_tls_and_renews_its_certificates_under_running_clients(
     real_cluster: RealCluster, operator_pod: None, tmp_path: Path
 ) -> None:
     kubectl = real_cluster.kubectl
     namespace = new_namespace(kubectl)
+    # A CA the operator renews at once (it expires within renewalDays) and which, as the
+    # previous CA, signs the brokers' certificates until half a day before it expires:
+    # SWITCH_AFTER from now. Then every certificate comes from the new CA.
+    old = seeded_ca(RENEWAL / 2 + SWITCH_AFTER)
+    switch_at = time.monotonic() + SWITCH_AFTER.total_seconds()
+    clients: list[subprocess.Popen[str]] = []
     try:
-        kubectl.apply(namespace, small_cluster(NAME, brokers=2, listeners=LISTENERS))
+        kubectl.apply(namespace, ca_secret(old))
+        cluster = small_cluster(NAME, brokers=2, listeners=LISTENERS, clusterCa=CLUSTER_CA)
+        kubectl.apply(namespace, cluster)
         wait_for(
             f"cluster {NAME} Ready",
             lambda: ready(kubectl, "cluster", NAME, namespace),
@@ -68,10 +105,15 @@ def test_a_tls_cluster_replicates_over_tls_and_serves_clients_that_trust_its_ca(
             found = kubectl.get(namespace, "secret", f"{NAME}-{secret}")
             assert found is not None, secret
             assert found["metadata"]["ownerReferences"][0]["kind"] == "Cluster"
-        ca_secret = kubectl.get(namespace, "secret", f"{NAME}-cluster-ca-cert")
-        assert ca_secret is not None and set(ca_secret["data"]) == {"ca.crt"}
-        ca = tmp_path / "ca.crt"
-        ca.write_bytes(base64.b64decode(ca_secret["data"]["ca.crt"]))
+        ca_secret_found = kubectl.get(namespace, "secret", f"{NAME}-cluster-ca-cert")
+        assert ca_secret_found is not None and set(ca_secret_found["data"]) == {"ca.crt"}
+        bundle = base64.b64decode(ca_secret_found["data"]["ca.crt"])
+        trusted = PEM.findall(bundle)
+        assert len(trusted) == 2 and trusted[1] == old.cert_pem, "the new CA and the old one"
+        ca = tmp_path / "ca.crt"  # what a client reads from the Secret: both CAs
+        ca.write_bytes(bundle)
+        new_only = tmp_path / "new-ca.crt"
+        new_only.write_bytes(trusted[0])
 
         # a Topic: the operator reaches the brokers over the replication listener, with TLS
         topic = {
@@ -84,7 +126,6 @@ def test_a_tls_cluster_replicates_over_tls_and_serves_clients_that_trust_its_ca(
         wait_for(
             "topic payments Ready", lambda: ready(kubectl, "topic", "payments", namespace), 120, 2
         )
-
         tls = f"{NAME}-bootstrap.{namespace}.svc:9093"
         trusting = ["-X", "security.protocol=SSL", "-X", f"ssl.ca.location={ca}"]
         produced = kcat(
@@ -92,12 +133,26 @@ def test_a_tls_cluster_replicates_over_tls_and_serves_clients_that_trust_its_ca(
             "-X", "acks=all", stdin="\n".join(RECORDS),
         )  # fmt: skip
         assert produced.returncode == 0, produced.stderr
-        consumed = kcat(
+
+        # A consumer and a producer that run across the certificates' renewal
+        assert time.monotonic() < switch_at - 30, "the cluster took too long to come up"
+        pods = {
+            p["metadata"]["name"]: p["metadata"]["uid"] for p in broker_pods(kubectl, namespace)
+        }
+        later = [f"later-{i}:value-{i}" for i in range(100)]
+        expected = str(len(RECORDS) + len(later))
+        consumer = popen(
             real_cluster, "-b", tls, *trusting, "-C", "-t", "payments", "-o", "beginning",
-            "-e", "-f", "%k:%s\n",
+            "-c", expected, "-f", "%k:%s\n",
         )  # fmt: skip
-        assert consumed.returncode == 0, consumed.stderr
-        assert sorted(consumed.stdout.split()) == sorted(RECORDS)
+        producer = popen(
+            real_cluster, "-b", tls, *trusting, "-P", "-t", "payments", "-K", ":",
+            "-X", "acks=all", stdin=True,
+        )  # fmt: skip
+        clients += [consumer, producer]
+        assert producer.stdin is not None
+        producer.stdin.write("\n".join(later[:50]) + "\n")
+        producer.stdin.flush()
 
         # acks=all with min.insync.replicas 2: each record was replicated over TLS
         listed = kcat(real_cluster, "-b", tls, *trusting, "-L", "-J", "-m", "10")
@@ -116,12 +171,12 @@ def test_a_tls_cluster_replicates_over_tls_and_serves_clients_that_trust_its_ca(
         )  # fmt: skip
         mirrored = wait_for(
             "src.payments mirrored over TLS",
-            lambda: (out := copied().stdout.split()) and len(out) >= len(RECORDS) and out,
+            lambda: (out := set(copied().stdout.split())) >= set(RECORDS) and out,
             180,
             3,
             real_cluster.report,
         )
-        assert sorted(mirrored) == sorted(RECORDS)
+        assert set(RECORDS) <= mirrored
 
         # the TLS port speaks no plaintext; the replication port wants a CA certificate
         plaintext = kcat(real_cluster, "-b", tls, "-L", "-m", "5")
@@ -129,5 +184,45 @@ def test_a_tls_cluster_replicates_over_tls_and_serves_clients_that_trust_its_ca(
         replication = f"{NAME}-bootstrap.{namespace}.svc:9091"
         anonymous = kcat(real_cluster, "-b", replication, *trusting, "-L", "-m", "5")
         assert anonymous.returncode != 0
+
+        # the brokers come to serve certificates of the new CA, without a restart
+        only_new = ["-X", "security.protocol=SSL", "-X", f"ssl.ca.location={new_only}"]
+        wait_for(
+            "the brokers serving certificates of the new CA",
+            lambda: kcat(real_cluster, "-b", tls, *only_new, "-L", "-m", "5").returncode == 0,
+            SWITCH_AFTER.total_seconds() + 300,
+            5,
+            real_cluster.report,
+        )
+        assert time.monotonic() >= switch_at - 60, "renewed before the old CA stopped signing"
+        producer.stdin.write("\n".join(later[50:]) + "\n")
+        producer.stdin.close()
+        assert producer.wait(120) == 0, producer.stderr.read() if producer.stderr else ""
+        out, err = consumer.communicate(timeout=120)
+        assert consumer.returncode == 0, err
+        assert sorted(out.split()) == sorted(RECORDS + later)
+        after = {p["metadata"]["name"]: p for p in broker_pods(kubectl, namespace)}
+        assert {name: pod["metadata"]["uid"] for name, pod in after.items()} == pods
+        for pod in after.values():
+            assert all(c["restartCount"] == 0 for c in pod["status"]["containerStatuses"])
     finally:
+        for client in clients:
+            client.kill()
+            client.wait()
         kubectl.run("delete", "namespace", namespace, "--wait=false", check=False)
+
+
+def popen(cluster: RealCluster, *argv: str, stdin: bool = False) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        cluster.client_argv(["kcat", *argv]),
+        stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def broker_pods(kubectl: Kubectl, namespace: str) -> list[dict[str, Any]]:
+    return kubectl.items(
+        namespace, "pods", f"app.kubernetes.io/instance={NAME},app.kubernetes.io/component=broker"
+    )

@@ -9,7 +9,7 @@ from cryptography import x509
 from cryptography.x509.oid import ExtendedKeyUsageOID
 
 from odradek.operator.builders.certificates import broker_dns_names, issue, new_ca
-from odradek.operator.planning.certificate_renewal import renewal_reason
+from odradek.operator.planning.certificate_renewal import CaPlan, plan_ca, renewal_reason
 
 NOW = datetime.datetime(2026, 11, 25, 12, 0, tzinfo=datetime.UTC)
 DAY = datetime.timedelta(days=1)
@@ -62,3 +62,21 @@ def test_a_missing_or_unreadable_certificate_is_issued() -> None:
     ca = new_ca("ca", 365 * DAY, NOW).certificate
     assert renewal_reason(None, ca, [], NOW, DAY) == "no certificate yet"
     assert renewal_reason(b"garbage", ca, [], NOW, DAY) == "the certificate cannot be read"
+
+
+def test_a_ca_is_renewed_ahead_of_expiry_and_the_old_one_signs_for_half_the_window() -> None:
+    renew = 30 * DAY
+    old = new_ca("ca", 365 * DAY, NOW).certificate
+    assert plan_ca(None, None, NOW, renew) == CaPlan("no CA yet", False, False, renew)
+    assert plan_ca(old, None, NOW + 334 * DAY, renew) == CaPlan(None, False, False, renew)
+
+    renewal = plan_ca(old, None, NOW + 336 * DAY, renew)
+    assert renewal.renew is not None and "within the renewal window" in renewal.renew
+    assert renewal.sign_with_previous and renewal.leaf_renew_before == 15 * DAY
+
+    new = new_ca("ca", 365 * DAY, NOW + 336 * DAY).certificate
+    # clients have half the window to trust the new CA; the old one signs meanwhile
+    assert plan_ca(new, old, NOW + 349 * DAY, renew) == CaPlan(None, False, True, 15 * DAY)
+    assert plan_ca(new, old, NOW + 351 * DAY, renew) == CaPlan(None, False, False, renew)
+    # the old CA has expired: it is no longer trusted
+    assert plan_ca(new, old, NOW + 366 * DAY, renew) == CaPlan(None, True, False, renew)

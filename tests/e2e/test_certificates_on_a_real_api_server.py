@@ -1,0 +1,114 @@
+"""The operator's certificate pass against a real API server, on a clock the test moves
+through a year: the cluster CA and every certificate are made once and kept, the CA is
+renewed ahead of its expiry while the old one stays trusted and goes on signing for half
+the renewal window, then the certificates are issued again by the new CA, and the old CA
+is dropped once it has expired. At no point is a certificate in use signed by a CA that
+was not already in the trusted bundle clients read."""
+
+from __future__ import annotations
+
+import base64
+import datetime
+import logging
+import re
+
+import pytest
+from cryptography import x509
+from cryptography.exceptions import InvalidSignature
+from e2e_kubectl import Kubectl
+
+from odradek.operator.handlers.cluster_certificates import sync_certificates
+from odradek.operator.handlers.cluster_sync import owner_of
+from odradek.operator.handlers.confluent_admin import ConfluentAdmin
+from odradek.operator.handlers.context import Context
+from odradek.operator.handlers.kube import ApiKube
+from odradek.operator.models import ClusterSpec
+
+pytestmark = pytest.mark.slow
+
+T0 = datetime.datetime(2026, 1, 1, tzinfo=datetime.UTC)
+DAY = datetime.timedelta(days=1)
+CLUSTER = {
+    "apiVersion": "odradek.io/v1alpha1",
+    "kind": "Cluster",
+    "metadata": {"name": "events"},
+    "spec": {
+        "replicas": 2,
+        "listeners": [{"name": "TLS", "port": 9093, "tls": True}],
+        "clusterCa": {"validityDays": 365, "renewalDays": 30},
+    },
+}
+PEM = re.compile(rb"-----BEGIN CERTIFICATE-----.+?-----END CERTIFICATE-----\n", re.DOTALL)
+
+
+def certificates(pem: bytes) -> list[x509.Certificate]:
+    return [x509.load_pem_x509_certificate(block) for block in PEM.findall(pem)]
+
+
+def secret(kubectl: Kubectl, namespace: str, name: str) -> dict[str, bytes]:
+    found = kubectl.get(namespace, "secret", name)
+    assert found is not None, name
+    return {key: base64.b64decode(value) for key, value in found["data"].items()}
+
+
+def test_the_cluster_ca_is_renewed_without_a_certificate_clients_do_not_trust(
+    kubectl: Kubectl, crds: None, namespace: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if kubectl.kubeconfig is not None:  # the session's own API server, else KUBECONFIG's
+        monkeypatch.setenv("KUBECONFIG", str(kubectl.kubeconfig))
+    kubectl.apply(namespace, CLUSTER)
+    body = kubectl.get(namespace, "clusters.odradek.io", "events")
+    assert body is not None
+    owner = owner_of(body)
+    spec = ClusterSpec.model_validate(body["spec"])
+    clock = [T0]
+    context = Context(ApiKube(), ConfluentAdmin, now=lambda: clock[0])
+    logger = logging.getLogger("certificates")
+
+    def at(when: datetime.datetime) -> tuple[list[x509.Certificate], dict[str, x509.Certificate]]:
+        """A pass at ``when``: the trusted CAs, and the certificates in use by name."""
+        clock[0] = when
+        tls = sync_certificates(context, owner, spec, logger)
+        trusted = certificates(secret(kubectl, namespace, "events-cluster-ca-cert")["ca.crt"])
+        assert certificates(tls.ca_pem.encode()) == trusted
+        brokers = secret(kubectl, namespace, "events-broker-certs")
+        assert certificates(brokers["ca.crt"]) == trusted
+        in_use = {name: certificates(pem)[0] for name, pem in brokers.items() if name != "ca.crt"}
+        in_use["operator"] = certificates(tls.cert_pem.encode())[0]
+        for name, certificate in in_use.items():  # each verifies against a trusted CA
+            assert any(_signed_by(certificate, ca) for ca in trusted), name
+        return trusted, in_use
+
+    [ca], first = at(T0)
+    assert sorted(first) == ["events-broker-0.pem", "events-broker-1.pem", "operator"]
+    assert ca.not_valid_after_utc == T0 + 365 * DAY
+    for owned in ("events-cluster-ca", "events-cluster-ca-cert", "events-broker-certs"):
+        found = kubectl.get(namespace, "secret", owned)
+        assert found is not None and found["metadata"]["ownerReferences"][0]["uid"] == owner.uid
+
+    assert at(T0 + 100 * DAY) == ([ca], first)  # nothing due: nothing changes
+
+    # 30 days ahead: a new CA, trusted beside the old one, which still signs
+    trusted, renewing = at(T0 + 336 * DAY)
+    assert len(trusted) == 2 and trusted[1] == ca
+    new_ca = trusted[0]
+    assert renewing == first
+
+    # after half the window the certificates come from the new CA
+    trusted, renewed = at(T0 + 351 * DAY)
+    assert trusted == [new_ca, ca]
+    assert all(_signed_by(c, new_ca) for c in renewed.values())
+    assert all(renewed[name].serial_number != first[name].serial_number for name in first)
+
+    # the old CA has expired: no longer trusted, no longer kept
+    trusted, kept = at(T0 + 366 * DAY)
+    assert trusted == [new_ca] and kept == renewed
+    assert set(secret(kubectl, namespace, "events-cluster-ca")) == {"ca.key", "ca.crt"}
+
+
+def _signed_by(certificate: x509.Certificate, ca: x509.Certificate) -> bool:
+    try:
+        certificate.verify_directly_issued_by(ca)
+    except (ValueError, TypeError, InvalidSignature):
+        return False
+    return True
