@@ -25,6 +25,7 @@ from odradek.broker.cluster.peer_security import PLAINTEXT, PeerSecurity
 from odradek.broker.cluster.replication_quota import UNTHROTTLED, ReplicationQuota
 from odradek.broker.protocol.api_keys import ApiKey
 from odradek.broker.protocol.errors import ErrorCode
+from odradek.broker.security.sasl_client import SaslClientError
 
 log = logging.getLogger(__name__)
 
@@ -295,8 +296,9 @@ class LeaderFetcher:
 
 
 def _refused(error: Exception) -> bool:
-    """The leader refused this broker's login or TLS handshake (a connection cut short
-    during TLS is not a refusal)."""
+    """The leader refused this broker's login or TLS handshake, or this broker could not
+    log in at all (its token unreadable, say); a connection cut short during TLS is not a
+    refusal."""
     if isinstance(error, (ssl.SSLEOFError, ssl.SSLZeroReturnError)):
         return False
-    return isinstance(error, (PeerAuthenticationFailed, ssl.SSLError))
+    return isinstance(error, (PeerAuthenticationFailed, SaslClientError, ssl.SSLError))

@@ -19,7 +19,7 @@ from odradek.broker.config.listeners import (
     parse_listeners,
     parse_protocol_map,
 )
-from odradek.broker.config.parsing import format_value, parse_values
+from odradek.broker.config.parsing import definition_of, format_value, parse_values
 
 ENV_PREFIX = "ODRADEK_"
 _ALIASES = {"broker.id": "node.id", "log.dir": "log.dirs"}
@@ -149,9 +149,16 @@ class BrokerConfig:
         )
 
     def synonyms(self, name: str) -> list[tuple[ConfigSource, object]]:
-        """Every layer that sets ``name``, most specific first, then the default."""
+        """Every layer that sets ``name``, most specific first, then the default (of the
+        key a ``listener.name.<l>.`` one refines)."""
         found = [(source, layer[name]) for source, layer in self._layers() if name in layer]
-        return [*found, (ConfigSource.DEFAULT_CONFIG, BROKER_CONFIGS[name].default)]
+        definition = definition_of(BROKER_CONFIGS, name)
+        default = definition.default if definition is not None else None
+        return [*found, (ConfigSource.DEFAULT_CONFIG, default)]
+
+    def prefixed_names(self) -> list[str]:
+        """The ``listener.name.<l>.`` keys some layer sets, sorted."""
+        return sorted({name for _, layer in self._layers() for name in layer} - set(BROKER_CONFIGS))
 
     def get_int(self, name: str) -> int:
         value = self.get(name)

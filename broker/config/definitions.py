@@ -852,6 +852,14 @@ BROKER_CONFIGS = _defs(
         at_least(1),
     ),
     ConfigDef(
+        "socket.listen.backlog.size",
+        ConfigType.INT,
+        50,
+        "Connections a listener holds waiting to be served (its socket's backlog, and those"
+        " waiting on max.connections or a creation rate); more are closed.",
+        at_least(1),
+    ),
+    ConfigDef(
         "max.connections",
         ConfigType.INT,
         INT_MAX,

@@ -5,8 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from odradek.broker.cluster.metadata_image import TopicMetadata
-from odradek.broker.config.broker_config import ConfigSource
+from odradek.broker.config.broker_config import BrokerConfig, ConfigSource
 from odradek.broker.config.definitions import BROKER_CONFIGS, TOPIC_CONFIGS, ConfigDef
+from odradek.broker.config.parsing import definition_of
 from odradek.broker.config.topic_config import broker_default, broker_synonyms
 from odradek.broker.server.context import BrokerContext
 
@@ -58,19 +59,28 @@ def describe_topic_config(context: BrokerContext, topic: TopicMetadata) -> list[
 
 
 def describe_broker_config(context: BrokerContext) -> list[ConfigEntry]:
-    """Every key as this broker resolves it."""
+    """Every key as this broker resolves it, and the ``listener.name.<l>.`` keys it has."""
     broker = context.config
-    return [
-        ConfigEntry(
-            name,
-            broker.get(name),
-            broker.source(name),
-            definition,
-            tuple(Synonym(name, value, source) for source, value in broker.synonyms(name)),
-            read_only=not definition.dynamic,
+    named = [*BROKER_CONFIGS.items(), *_prefixed(broker)]
+    entries = []
+    for name, definition in named:
+        synonyms = tuple(Synonym(name, value, source) for source, value in broker.synonyms(name))
+        entries.append(
+            ConfigEntry(
+                name,
+                synonyms[0].value,
+                synonyms[0].source,
+                definition,
+                synonyms,
+                read_only=not definition.dynamic,
+            )
         )
-        for name, definition in BROKER_CONFIGS.items()
-    ]
+    return entries
+
+
+def _prefixed(broker: BrokerConfig) -> list[tuple[str, ConfigDef]]:
+    found = ((name, definition_of(BROKER_CONFIGS, name)) for name in broker.prefixed_names())
+    return [(name, definition) for name, definition in found if definition is not None]
 
 
 def describe_cluster_default_config(context: BrokerContext) -> list[ConfigEntry]:
@@ -82,7 +92,7 @@ def describe_cluster_default_config(context: BrokerContext) -> list[ConfigEntry]
             name,
             value,
             ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG,
-            BROKER_CONFIGS[name],
+            _definition(name),
             tuple(
                 Synonym(name, synonym, source)
                 for source, synonym in broker.synonyms(name)
@@ -91,3 +101,9 @@ def describe_cluster_default_config(context: BrokerContext) -> list[ConfigEntry]
         )
         for name, value in broker.dynamic_default.items()
     ]
+
+
+def _definition(name: str) -> ConfigDef:
+    definition = definition_of(BROKER_CONFIGS, name)
+    assert definition is not None, name  # dynamic values are validated when stored
+    return definition

@@ -66,29 +66,38 @@ class ConnectionLimits:
         self._rates: RateMeters[str] = RateMeters(samples, sample_s, clock)
         self._per_ip: collections.Counter[str] = collections.Counter()
         self._per_listener: collections.Counter[str] = collections.Counter()
+        self._waiting: collections.Counter[str] = collections.Counter()
         self._accepting: dict[str, asyncio.Lock] = collections.defaultdict(asyncio.Lock)
         self._freed = asyncio.Event()
         self._overrides: tuple[str, dict[str, int]] = ("", {})
 
     async def admit(self, listener: Listener, ip: str) -> Refusal | None:
         """Wait until ``listener`` may take a connection from ``ip``, and count it; a
-        Refusal says to close it instead. An admitted connection is ``release``d later."""
-        async with self._accepting[listener.name]:
-            await self._wait_for_slot(listener)
-            await self._throttle_accepts(listener)
-            hold_s = self._ip_quota.throttle_s(ip)
-            if hold_s:
-                return Refusal(
-                    "connection_creation_rate", "over its address's connection rate", hold_s
-                )
-            limit = await self._max_for_ip(ip)
-            if self._per_ip[ip] >= limit:
-                return Refusal(
-                    "max.connections.per.ip",
-                    f"its address has the configured maximum of {limit} connections",
-                )
-            self._per_ip[ip] += 1
-            self._per_listener[listener.name] += 1
+        Refusal says to close it instead. An admitted connection is ``release``d later.
+
+        At most ``socket.listen.backlog.size`` connections wait per listener, as Kafka's
+        acceptor leaves no more in the kernel's backlog; more are closed at once."""
+        waiting = self._waiting[listener.name]
+        if waiting >= self._config().get_int("socket.listen.backlog.size"):
+            return Refusal("max.connections", f"{waiting} connections already wait for a slot")
+        self._waiting[listener.name] += 1
+        try:
+            async with self._accepting[listener.name]:
+                await self._throttle_accepts(listener)
+                limit = await self._max_for_ip(ip)
+                await self._wait_for_slot(listener)
+                # no await from here on: the slot found is the slot taken
+                hold_s = self._ip_quota.throttle_s(ip)
+                if hold_s:
+                    reason = "over its address's connection rate"
+                    return Refusal("connection_creation_rate", reason, hold_s)
+                if self._per_ip[ip] >= limit:
+                    reason = f"its address has the configured maximum of {limit} connections"
+                    return Refusal("max.connections.per.ip", reason)
+                self._per_ip[ip] += 1
+                self._per_listener[listener.name] += 1
+        finally:
+            self._waiting[listener.name] -= 1
         return None
 
     def release(self, listener: Listener, ip: str) -> None:
@@ -112,7 +121,8 @@ class ConnectionLimits:
         while not self._slot_available(listener):
             self._freed.clear()
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._freed.wait(), _RECHECK_S)
+                async with asyncio.timeout(_RECHECK_S):
+                    await self._freed.wait()
 
     def _slot_available(self, listener: Listener) -> bool:
         config = self._config()

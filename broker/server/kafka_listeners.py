@@ -59,6 +59,7 @@ class KafkaListeners:
                 listener.port,
                 ssl=security.tls.context if security.tls is not None else None,
                 reuse_address=True,
+                backlog=self._context.static_config.get_int("socket.listen.backlog.size"),
             )
             self._servers.append(server)
         self._background.append(asyncio.create_task(self._enforce_max_connections()))
@@ -96,7 +97,7 @@ class KafkaListeners:
             refusal = await self._limits.admit(listener, ip)
             if refusal is not None:
                 self._context.metrics.connections_refused.labels(refusal.limit).inc()
-                log.info("closing connection from %s on %s: %s", ip, listener.name, refusal.reason)
+                log.debug("closing connection from %s on %s: %s", ip, listener.name, refusal.reason)
                 await asyncio.sleep(refusal.hold_s)
                 writer.close()
                 return

@@ -212,7 +212,9 @@ def _volumes(owner: Owner, spec: ClusterSpec) -> list[Obj]:
         volumes.append(_token_volume())
     if spec.tls:
         # updated in place when certificates are renewed; brokers reload them by themselves
-        volumes.append({"name": "certs", "secret": {"secretName": names.broker_certs(owner.name)}})
+        # readable by the broker's group (fsGroup) alone: it holds every broker's key
+        secret = {"secretName": names.broker_certs(owner.name), "defaultMode": 0o440}
+        volumes.append({"name": "certs", "secret": secret})
     return volumes
 
 

@@ -122,8 +122,8 @@ class CertificateAuthority(Schema):
         json_schema_extra={
             "x-kubernetes-validations": [
                 {
-                    "rule": "self.renewalDays < self.validityDays",
-                    "message": "renewalDays must be less than validityDays",
+                    "rule": "2 * self.renewalDays <= self.validityDays",
+                    "message": "renewalDays must be at most half of validityDays",
                 }
             ]
         }
@@ -131,8 +131,9 @@ class CertificateAuthority(Schema):
 
     validity_days: Annotated[int, Field(ge=2, le=3650)] = 365
     """How long the CA and each certificate it issues are valid."""
-    renewal_days: Annotated[int, Field(ge=1, le=3649)] = 30
-    """A certificate is renewed this long before it expires."""
+    renewal_days: Annotated[int, Field(ge=1, le=1825)] = 30
+    """A certificate is renewed this long before it expires (at most half the validity:
+    a new CA is not due before the one it replaces has expired)."""
 
 
 class Metrics(Schema):
@@ -188,6 +189,11 @@ class ClusterSpec(Schema):
                 {
                     "rule": _MAX_RF_RULE.format(key="min.insync.replicas"),
                     "message": "config min.insync.replicas cannot exceed replicas",
+                },
+                {
+                    "rule": "self.listeners.exists(l, l.tls) == oldSelf.listeners.exists(l, l.tls)",
+                    "message": "TLS cannot be turned on or off in a running Cluster (its brokers"
+                    " would stop replicating to each other while they roll); create a new Cluster",
                 },
                 {
                     "rule": f"!has(self.config) || !self.config.exists(k, k in {_MANAGED})",

@@ -87,9 +87,12 @@ def plan_ca(
         return CaPlan("no CA yet", previous is not None, False, renew_before)
     expires = current.not_valid_after_utc
     if now >= expires - renew_before:
-        # the current CA becomes the previous one; an older one is forgotten
+        # the current CA becomes the previous one; an older one is forgotten. It signs on
+        # only if it has half the window left (not when it expired while no pass ran)
         reason = f"it expires at {expires:%Y-%m-%dT%H:%M:%SZ}, within the renewal window"
-        return CaPlan(reason, previous is not None, True, renew_before / 2)
+        if now < expires - renew_before / 2:
+            return CaPlan(reason, previous is not None, True, renew_before / 2)
+        return CaPlan(reason, previous is not None, False, renew_before)
     if previous is None or now >= previous.not_valid_after_utc:
         return CaPlan(None, previous is not None, False, renew_before)
     switch = previous.not_valid_after_utc - renew_before / 2

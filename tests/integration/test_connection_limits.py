@@ -155,3 +155,26 @@ def test_connections_over_max_connection_creation_rate_wait_but_are_all_served(
     assert time.monotonic() - started >= 1.5
     assert broker.metric("odradek_throttle_time_seconds_total", type="connection_accept") > 0
     assert broker.metric("odradek_connections_refused_total") == 0
+
+
+def test_a_listeners_own_limit_is_set_described_and_enforced_per_broker(
+    limited: TwoListeners, held: list[WireClient]
+) -> None:
+    broker, internal = limited.broker, limited.internal
+    this_broker = ("--entity-type", "brokers", "--entity-name", "0")
+    key = "listener.name.external.max.connections"
+    done = configs(internal, "--alter", "--add-config", f"{key}=1", *this_broker)
+    assert done == "Completed updating config for broker 0.\n"
+    assert f"{key}=1 sensitive=false" in configs(internal, "--describe", *this_broker)
+    rate = "listener.name.external.max.connection.creation.rate"
+    configs(internal, "--alter", "--add-config", f"{rate}=1000", *DEFAULTS)
+    assert f"{rate}=1000 sensitive=false" in configs(internal, "--describe", *DEFAULTS)
+
+    held.append(served(broker.bootstrap))
+    waiting = WireClient.to(broker.bootstrap)
+    held.append(waiting)
+    correlation_id = waiting.send(api_versions_request())
+    assert closed_by_broker(waiting, within_s=1.5) is False  # the listener is full
+    held[0].close()
+    waiting.sock.settimeout(5.0)
+    assert int.from_bytes(recv_frame(waiting.sock)[:4], "big") == correlation_id

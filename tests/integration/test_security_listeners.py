@@ -24,7 +24,7 @@ from aiokafka.helpers import create_ssl_context
 from broker_process import BrokerFactory, unique_name
 from certificates import certificate_authority, issue
 from confluent_kafka import KafkaException
-from confluent_kafka.admin import AdminClient
+from confluent_kafka.admin import AdminClient, ConfigResource
 from kafka_tools import kafka_tool
 from kafka_wire import WireClient, api_versions_request, metadata_request
 from sasl_wire import (
@@ -35,7 +35,7 @@ from sasl_wire import (
     handshake,
     plain_token,
 )
-from secured_broker import SecuredBroker, confluent_round_trip, secured_broker
+from secured_broker import PLAIN_USERS, SecuredBroker, confluent_round_trip, secured_broker
 
 RECORDS = [b"record-%d" % i for i in range(5)]
 KCAT = shutil.which("kcat")
@@ -285,6 +285,20 @@ def test_each_listener_advertises_its_own_address(secured: SecuredBroker) -> Non
     assert [f"{b.host}:{b.port}" for b in plaintext.list_topics(timeout=15).brokers.values()] == [
         secured.broker.bootstrap
     ]
+
+
+def test_describe_configs_shows_no_password_key_or_jaas_login(secured: SecuredBroker) -> None:
+    """Sensitive configs are listed with null values, as Kafka lists them."""
+    admin = AdminClient({"bootstrap.servers": secured.broker.bootstrap})
+    resource = ConfigResource(ConfigResource.Type.BROKER, "0")
+    described = admin.describe_configs([resource])[resource].result(timeout=30)
+    jaas = described["sasl.jaas.config"]
+    assert jaas.is_sensitive and jaas.value is None
+    assert all(synonym.value is None for synonym in jaas.synonyms.values())
+    assert described["ssl.keystore.location"].value == str(secured.broker_key_store)
+    everything = " ".join(f"{entry.name}={entry.value}" for entry in described.values())
+    for user, password in PLAIN_USERS.items():
+        assert password not in everything, user
 
 
 # -- bad input: refused, the broker unharmed ------------------------------------------------

@@ -101,15 +101,22 @@ def _entries(context: BrokerContext, resource_type: int, name: str) -> list[Conf
 
 
 def _config(entry: ConfigEntry, synonyms: bool, documentation: bool) -> dict[str, Any]:
+    """One config as DescribeConfigs answers it; a sensitive one's values are null, as in
+    Kafka (passwords, private keys and JAAS logins never leave the broker)."""
+    sensitive = entry.definition.sensitive
+
+    def shown(value: object) -> str | None:
+        return None if sensitive else format_value(value)
+
     return {
         "name": entry.name,
-        "value": format_value(entry.value),
+        "value": shown(entry.value),
         "read_only": entry.read_only,
         "is_default": entry.source is ConfigSource.DEFAULT_CONFIG,
         "config_source": entry.source,
-        "is_sensitive": entry.definition.sensitive,
+        "is_sensitive": sensitive,
         "synonyms": [
-            {"name": item.name, "value": format_value(item.value), "source": item.source}
+            {"name": item.name, "value": shown(item.value), "source": item.source}
             for item in (entry.synonyms if synonyms else ())
         ],
         "config_type": entry.definition.type.value,

@@ -80,3 +80,12 @@ def test_a_ca_is_renewed_ahead_of_expiry_and_the_old_one_signs_for_half_the_wind
     assert plan_ca(new, old, NOW + 351 * DAY, renew) == CaPlan(None, False, False, renew)
     # the old CA has expired: it is no longer trusted
     assert plan_ca(new, old, NOW + 366 * DAY, renew) == CaPlan(None, True, False, renew)
+
+
+def test_a_ca_found_expired_or_nearly_is_replaced_and_signs_nothing_more() -> None:
+    renew = 30 * DAY
+    old = new_ca("ca", 365 * DAY, NOW).certificate
+    for days_later in (351, 400):  # under half the window left, or already expired
+        plan = plan_ca(old, None, NOW + days_later * DAY, renew)
+        assert plan.renew is not None and not plan.sign_with_previous
+        assert plan.leaf_renew_before == renew

@@ -252,7 +252,8 @@ def test_tls_mounts_the_broker_certificates_and_opens_the_replication_listener()
     }
     pod = broker_pod(spec)["spec"]
     [container] = pod["containers"]
-    assert {"name": "certs", "secret": {"secretName": "events-broker-certs"}} in pod["volumes"]
+    secret = {"secretName": "events-broker-certs", "defaultMode": 0o440}
+    assert {"name": "certs", "secret": secret} in pod["volumes"]
     mount = {"name": "certs", "mountPath": "/etc/odradek/certs", "readOnly": True}
     assert mount in container["volumeMounts"]
     env = {item["name"]: item.get("value") for item in container["env"]}

@@ -66,8 +66,8 @@ REJECTED = [
     ("Cluster", {"listeners": [{"name": "A", "port": 9091}]}, "ports 9091 and 9080 are the op"),
     (
         "Cluster",
-        {"clusterCa": {"validityDays": 30, "renewalDays": 30}},
-        "renewalDays must be less than validityDays",
+        {"clusterCa": {"validityDays": 30, "renewalDays": 16}},
+        "renewalDays must be at most half of validityDays",
     ),
     ("MirrorMaker", {**MIRROR, "naming": "suffix"}, "'suffix' is not one of"),
     (
@@ -103,6 +103,24 @@ def test_topic_name_cannot_change_once_set() -> None:
     with pytest.raises(Invalid, match="topicName cannot be changed"):
         validate_resource(new, old=old)
     validate_resource(old, old=old)
+
+
+def test_tls_cannot_be_turned_on_or_off_in_a_running_cluster() -> None:
+    plain = resource("Cluster", {"listeners": [{"name": "PLAIN", "port": 9092}]})
+    tls = resource(
+        "Cluster",
+        {
+            "listeners": [
+                {"name": "PLAIN", "port": 9092},
+                {"name": "TLS", "port": 9093, "tls": True},
+            ]
+        },
+    )
+    for new, old in ((tls, plain), (plain, tls)):
+        with pytest.raises(Invalid, match="TLS cannot be turned on or off in a running Cluster"):
+            validate_resource(new, old=old)
+    validate_resource(tls, old=tls)
+    validate_resource(plain, old=plain)
 
 
 @pytest.mark.parametrize(

@@ -19,9 +19,10 @@ from odradek.broker.server.connection_quota import IpConnectionQuota
 
 EXTERNAL = Listener("EXTERNAL", SecurityProtocol.PLAINTEXT, "127.0.0.1", 9092)
 INTERNAL = Listener("INTERNAL", SecurityProtocol.PLAINTEXT, "127.0.0.1", 9093)
+OTHER = Listener("OTHER", SecurityProtocol.PLAINTEXT, "127.0.0.1", 9094)
 LISTENERS = {
-    "listeners": "EXTERNAL://127.0.0.1:9092,INTERNAL://127.0.0.1:9093",
-    "listener.security.protocol.map": "EXTERNAL:PLAINTEXT,INTERNAL:PLAINTEXT",
+    "listeners": "EXTERNAL://127.0.0.1:9092,INTERNAL://127.0.0.1:9093,OTHER://127.0.0.1:9094",
+    "listener.security.protocol.map": "EXTERNAL:PLAINTEXT,INTERNAL:PLAINTEXT,OTHER:PLAINTEXT",
     "inter.broker.listener.name": "INTERNAL",
 }
 
@@ -133,3 +134,34 @@ async def test_connections_over_the_creation_rate_wait_kafkas_throttle_time() ->
     for _ in range(201):
         assert await own.admit(INTERNAL, "10.0.8.8") is None
     assert round(throttled._value.get(), 6) == 0.1
+
+
+@on_a_loop
+async def test_a_connection_throttled_on_one_listener_does_not_overtake_another_for_a_slot() -> (
+    None
+):
+    # 20/s on EXTERNAL over a window of at least 10 s: the 201st connection waits 0.05 s
+    checked = limits(
+        {"max.connections": "201", "listener.name.external.max.connection.creation.rate": "20"}
+    )
+    for number in range(200):
+        assert await checked.admit(EXTERNAL, f"10.0.{number // 100}.{number % 100}") is None
+    throttled = asyncio.create_task(checked.admit(EXTERNAL, "10.0.9.9"))
+    await asyncio.sleep(0)  # it is asleep in its throttle time
+    assert await checked.admit(OTHER, "10.0.8.8") is None  # takes the last slot meanwhile
+    assert await waits(throttled)  # so the throttled one waits for a slot
+    assert checked.excess() == 0
+    checked.release(OTHER, "10.0.8.8")
+    assert await asyncio.wait_for(throttled, 1) is None
+
+
+@on_a_loop
+async def test_no_more_than_the_backlog_waits_for_a_slot() -> None:
+    checked = limits({"max.connections": "1", "socket.listen.backlog.size": "1"})
+    assert await checked.admit(EXTERNAL, "10.0.0.1") is None
+    second = asyncio.create_task(checked.admit(EXTERNAL, "10.0.0.2"))
+    assert await waits(second)
+    refusal = await checked.admit(EXTERNAL, "10.0.0.3")
+    assert refusal is not None and refusal.reason == "1 connections already wait for a slot"
+    checked.release(EXTERNAL, "10.0.0.1")
+    assert await asyncio.wait_for(second, 1) is None
