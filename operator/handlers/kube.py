@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import os
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
@@ -55,7 +56,8 @@ class ApiKube:
         try:
             api.config.load_incluster_config()
         except ConfigException:
-            api.config.load_kube_config()
+            # KUBECONFIG as it is now (the client reads it once, when first imported)
+            api.config.load_kube_config(config_file=os.environ.get("KUBECONFIG"))
         self._client: Any = api.dynamic.DynamicClient(api.client.ApiClient())
 
     def _resource(self, api_version: str, kind: str) -> Any:
