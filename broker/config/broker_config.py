@@ -197,15 +197,17 @@ class BrokerConfig:
 
     def listener_own_value(self, listener: Listener, name: str) -> object:
         """``listener``'s own ``listener.name.<l>.<name>``; None where it has none."""
-        own = listener.config_prefix + name
-        return next((layer[own] for _, layer in self._layers() if own in layer), None)
+        return self._set_value(listener.config_prefix + name)
 
     def mechanism_str(self, listener: Listener, mechanism: str, name: str) -> str | None:
         """``name`` as ``mechanism`` on ``listener`` sees it: its own
         ``listener.name.<l>.<mechanism>.<name>`` where set, else the listener's."""
-        own = f"{listener.config_prefix}{mechanism.lower()}.{name}"
-        value = next((layer[own] for _, layer in self._layers() if own in layer), None)
+        value = self._set_value(f"{listener.config_prefix}{mechanism.lower()}.{name}")
         return format_value(value) if value is not None else self.listener_str(listener, name)
+
+    def _set_value(self, name: str) -> object:
+        """``name``'s value in the most specific layer that sets it; None if none does."""
+        return next((layer[name] for _, layer in self._layers() if name in layer), None)
 
     def listener_str(self, listener: Listener, name: str) -> str | None:
         value = self.listener_value(listener, name)
