@@ -27,13 +27,21 @@ BROKER_DATA_DIR = "/var/lib/odradek"
 BROKER_CERTS_DIR = "/etc/odradek/certs"
 CA_CERT_KEY = "ca.crt"
 """The CA certificate's key in the certificate Secrets, as in Kubernetes' TLS Secrets."""
+CLIENTS_CA_CERT_KEY = "clients-ca.crt"
+"""The clients CA certificates in the brokers' certificate Secret: what a listener with
+tls authentication trusts."""
+CLUSTER_PRINCIPAL = "User:CN=odradek-cluster"
+"""The principal of the brokers and the operator on the replication listener: a super user
+(no User resource can be named so)."""
 MIRROR_CONFIG_FILE = "mirror.yaml"
 
 DEFAULT_ZONE_LABEL = "topology.kubernetes.io/zone"
 POD_INDEX_LABEL = "apps.kubernetes.io/pod-index"
 REVISION_LABEL = "controller-revision-hash"
 CONFIG_HASH_ANNOTATION = f"{GROUP}/config-hash"
-TOPIC_FINALIZER = f"{GROUP}/topic"
+FINALIZER = f"{GROUP}/topic"
+"""What Topics and Users carry until their deletion is applied to the cluster (named when
+only Topics had one: existing Topics keep it)."""
 ADMIN_BOOTSTRAP_ANNOTATION = f"{GROUP}/admin-bootstrap-servers"
 """On a Cluster: where an operator running outside Kubernetes reaches its brokers."""
 OUT_OF_CLUSTER_ENV = "ODRADEK_OPERATOR_OUT_OF_CLUSTER"
@@ -54,5 +62,7 @@ OPERATOR_MANAGED_KEYS = (
     "cluster.name",
     "listener.security.protocol.map",
     "inter.broker.listener.name",
+    "authorizer.class.name",
+    "super.users",
 )
 """Broker settings the operator sets per pod or per cluster; spec.config may not set them."""

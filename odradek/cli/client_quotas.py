@@ -1,29 +1,23 @@
-"""DescribeClientQuotas and AlterClientQuotas (KIP-546) for the CLI.
-
-librdkafka has no client quota APIs, so these two requests go through kafka-python's
-admin client, configured from the same ``-X`` librdkafka properties as every other
-command (the security ones translated; any other is refused by name).
+"""Client quotas for the CLI (odradek.client_quota_requests on kafka-python's admin
+client), configured from the same ``-X`` librdkafka properties as every other command
+(the security ones translated; any other is refused by name).
 """
 
 from __future__ import annotations
 
 import argparse
-from collections.abc import Iterable, Mapping, Sequence
+import contextlib
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from kafka import KafkaAdminClient  # type: ignore[import-untyped]
 from kafka.errors import KafkaError as KafkaPythonError  # type: ignore[import-untyped]
-from kafka.errors import for_code
-from kafka.protocol.admin import (  # type: ignore[import-untyped]
-    AlterClientQuotasRequest,
-    DescribeClientQuotasRequest,
-)
 
+from odradek import client_quota_requests as quota_requests
 from odradek.cli.client_options import CliError
+from odradek.client_quota_requests import CLIENT_ID, DEFAULT, EXACT, SPECIFIED, USER, Entity
 
-USER, CLIENT_ID = "user", "client-id"
 DEFAULT_NAME = "<default>"  # how kafka-configs shows, and Odradek takes, a type's default
-EXACT, DEFAULT, SPECIFIED = 0, 1, 2  # DescribeClientQuotas match types
 
 # librdkafka property -> kafka-python argument, for the properties a secured cluster needs.
 _TRANSLATED = {
@@ -39,8 +33,6 @@ _TRANSLATED = {
 }
 
 _NAMES_IN_CAPITALS = {"security.protocol", "sasl.mechanism", "sasl.mechanisms"}
-
-Entity = tuple[tuple[str, str | None], ...]  # (type, name or None for the default), sorted
 
 
 def entity(user: str, client_id: str | None) -> Entity:
@@ -71,36 +63,14 @@ def _shown(name: str | None) -> str:
 def describe(args: argparse.Namespace, users: Sequence[str]) -> dict[Entity, dict[str, float]]:
     """The quotas of ``users`` (every user when empty), alone and with a client id."""
     filters = [_user_filter(user) for user in users] or [[(USER, SPECIFIED, None)]]
-    component = DescribeClientQuotasRequest.ComponentData
-    requests = [
-        DescribeClientQuotasRequest(
-            components=[component(entity_type=t, match_type=m, match=n) for t, m, n in components],
-            strict=False,
-        )
-        for components in filters
-    ]
-    found: dict[Entity, dict[str, float]] = {}
-    for response in _send(args, *requests):
-        _raise_for(response.error_code, response.error_message)
-        for entry in response.entries or ():
-            key = tuple(sorted((e.entity_type, e.entity_name) for e in entry.entity))
-            found[key] = {value.key: value.value for value in entry.values}
-    return found
+    with _admin(args) as admin:
+        return quota_requests.describe(admin, filters, _timeout_ms(args))
 
 
 def alter(args: argparse.Namespace, target: Entity, ops: Mapping[str, float | None]) -> None:
     """Set (a value) or remove (None) quotas of ``target``."""
-    data = AlterClientQuotasRequest.EntryData
-    entry = data(
-        entity=[data.EntityData(entity_type=kind, entity_name=name) for kind, name in target],
-        ops=[
-            data.OpData(key=key, value=value or 0.0, remove=value is None)
-            for key, value in ops.items()
-        ],
-    )
-    [response] = _send(args, AlterClientQuotasRequest(entries=[entry], validate_only=False))
-    for result in response.entries:
-        _raise_for(result.error_code, result.error_message)
+    with _admin(args) as admin:
+        quota_requests.alter(admin, target, ops, _timeout_ms(args))
 
 
 def _user_filter(user: str) -> list[tuple[str, int, str | None]]:
@@ -109,34 +79,30 @@ def _user_filter(user: str) -> list[tuple[str, int, str | None]]:
     return [(USER, EXACT, user)]
 
 
-def _send(args: argparse.Namespace, *requests: Any) -> list[Any]:
-    """The responses to ``requests``, sent one after another on one admin client."""
-    admin = _admin(args)
-    manager = admin._manager  # kafka-python has the requests but no methods for them
-    timeout_ms = int(args.timeout * 1000)
+def _timeout_ms(args: argparse.Namespace) -> int:
+    return int(args.timeout * 1000)
 
-    async def exchange() -> list[Any]:
-        return [await manager.send(request, request_timeout_ms=timeout_ms) for request in requests]
 
+@contextlib.contextmanager
+def _admin(args: argparse.Namespace) -> Iterator[Any]:
+    """An admin client on the cluster, closed after use; its failures as ``CliError``."""
     try:
-        responses: list[Any] = manager.run(exchange)
-        return responses
-    except KafkaPythonError as error:
-        raise CliError(f"the cluster at {args.bootstrap_server} did not answer: {error}") from None
-    finally:
-        admin.close()
-
-
-def _admin(args: argparse.Namespace) -> Any:
-    try:
-        return KafkaAdminClient(
+        admin = KafkaAdminClient(
             bootstrap_servers=args.bootstrap_server.split(","),
-            request_timeout_ms=int(args.timeout * 1000),
+            request_timeout_ms=_timeout_ms(args),
             client_id="odradek-cli",
             **_translated(args.client_properties),
         )
     except KafkaPythonError as error:
         raise CliError(f"cannot reach the cluster at {args.bootstrap_server}: {error}") from None
+    try:
+        yield admin
+    except KafkaPythonError as error:
+        raise CliError(f"the cluster at {args.bootstrap_server} did not answer: {error}") from None
+    except quota_requests.QuotaRequestError as error:
+        raise CliError(str(error)) from None
+    finally:
+        admin.close()
 
 
 def _translated(properties: Iterable[tuple[str, str]]) -> dict[str, Any]:
@@ -149,8 +115,3 @@ def _translated(properties: Iterable[tuple[str, str]]) -> dict[str, Any]:
         else:
             raise CliError(f"-X {key}: quota commands take only the security properties")
     return kwargs
-
-
-def _raise_for(code: int, message: str | None) -> None:
-    if code:
-        raise CliError(message or for_code(code).__name__)

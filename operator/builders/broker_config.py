@@ -6,6 +6,8 @@ from ..constants import (
     BROKER_CERTS_DIR,
     BROKER_DATA_DIR,
     CA_CERT_KEY,
+    CLIENTS_CA_CERT_KEY,
+    CLUSTER_PRINCIPAL,
     HTTP_PORT,
     OPERATOR_MANAGED_KEYS,
     REPLICATION_LISTENER,
@@ -13,6 +15,7 @@ from ..constants import (
 )
 from ..models import ClusterSpec
 from . import names
+from .certificates import ORGANIZATION
 
 LOG_DIRS = f"{BROKER_DATA_DIR}/data"
 
@@ -29,7 +32,7 @@ def listeners(spec: ClusterSpec) -> list[tuple[str, int]]:
     """Every listener a broker opens, by name and port: the spec's, and with TLS the
     operator's replication listener."""
     opened = [(listener.name, listener.port) for listener in spec.listeners]
-    return [*opened, (REPLICATION_LISTENER, REPLICATION_PORT)] if spec.tls else opened
+    return [*opened, (REPLICATION_LISTENER, REPLICATION_PORT)] if spec.secured else opened
 
 
 def broker_properties(cluster: str, namespace: str, spec: ClusterSpec) -> str:
@@ -40,7 +43,7 @@ def broker_properties(cluster: str, namespace: str, spec: ClusterSpec) -> str:
         "log.dirs": LOG_DIRS,
         "http.listener": f"0.0.0.0:{HTTP_PORT}",
         "etcd.endpoints": ",".join(etcd_endpoints(cluster, namespace, spec)),
-        **(_tls_properties(spec) if spec.tls else {}),
+        **(_security_properties(spec) if spec.secured else {}),
     }
     user = {k: _kafka_value(v) for k, v in spec.config.items() if k not in OPERATOR_MANAGED_KEYS}
     lines = [f"{key}={value}" for key, value in {**managed, **dict(sorted(user.items()))}.items()]
@@ -53,17 +56,51 @@ def _kafka_value(value: str | int | bool | float) -> str:
     return str(value)
 
 
-def _tls_properties(spec: ClusterSpec) -> dict[str, str]:
-    """TLS listeners with each broker's certificate (its file named per pod in the
-    environment: ``BROKER_KEYSTORE_ENV``), and replication over TLS with client
-    certificates: only holders of a cluster CA certificate (brokers, the operator) get in."""
-    protocols = {lst.name: "SSL" if lst.tls else "PLAINTEXT" for lst in spec.listeners}
+def _security_properties(spec: ClusterSpec) -> dict[str, str]:
+    """Each listener's protocol and authentication, with each broker's certificate (its
+    file named per pod in the environment: ``BROKER_KEYSTORE_ENV``); replication over TLS
+    with client certificates, so only holders of a cluster CA certificate (brokers, the
+    operator) get in, all as one super user; and the authorizer."""
+    protocols = {lst.name: lst.security_protocol for lst in spec.listeners}
     protocols[REPLICATION_LISTENER] = "SSL"
-    return {
+    properties = {
         "listener.security.protocol.map": ",".join(f"{k}:{v}" for k, v in protocols.items()),
         "inter.broker.listener.name": REPLICATION_LISTENER,
         "ssl.keystore.type": "PEM",
         "ssl.truststore.type": "PEM",
         "ssl.truststore.location": f"{BROKER_CERTS_DIR}/{CA_CERT_KEY}",
-        f"listener.name.{REPLICATION_LISTENER.lower()}.ssl.client.auth": "required",
+        **_client_certificates(REPLICATION_LISTENER, CA_CERT_KEY, _CLUSTER_PRINCIPAL_RULE),
+    }
+    for listener in spec.listeners:
+        authentication = listener.authentication
+        if authentication is None:
+            continue
+        if authentication.sasl_mechanism is not None:
+            prefix = f"listener.name.{listener.name.lower()}"
+            properties[f"{prefix}.sasl.enabled.mechanisms"] = authentication.sasl_mechanism
+        else:
+            rule = _USER_PRINCIPAL_RULE
+            properties |= _client_certificates(listener.name, CLIENTS_CA_CERT_KEY, rule)
+    if spec.authorization is not None:
+        super_users = [CLUSTER_PRINCIPAL, *spec.authorization.super_users]
+        properties["authorizer.class.name"] = AUTHORIZER
+        properties["super.users"] = ";".join(super_users)
+    return properties
+
+
+AUTHORIZER = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
+_CLUSTER_PRINCIPAL_RULE = f"RULE:^.*$/{CLUSTER_PRINCIPAL.removeprefix('User:')}/"
+"""Every cluster CA certificate (a broker's or the operator's) is the cluster's principal."""
+_USER_PRINCIPAL_RULE = f"RULE:^CN=([^,]+),O={ORGANIZATION}$/$1/"
+"""A clients CA certificate is its User's: CN is the User's name."""
+
+
+def _client_certificates(listener: str, trusted: str, rule: str) -> dict[str, str]:
+    """A listener that takes only clients with a certificate of the CAs in ``trusted``,
+    named by ``rule``."""
+    prefix = f"listener.name.{listener.lower()}"
+    return {
+        f"{prefix}.ssl.client.auth": "required",
+        f"{prefix}.ssl.truststore.location": f"{BROKER_CERTS_DIR}/{trusted}",
+        f"{prefix}.ssl.principal.mapping.rules": rule,
     }

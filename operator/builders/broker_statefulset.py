@@ -139,7 +139,7 @@ def _broker_container(owner: Owner, spec: ClusterSpec) -> Obj:
             field_env("POD_NAMESPACE", "metadata.namespace"),
             field_env("ODRADEK_NODE_ID", f"metadata.labels['{POD_INDEX_LABEL}']"),
             {"name": "ODRADEK_ADVERTISED_LISTENERS", "value": advertised},
-            *([_keystore_env()] if spec.tls else []),
+            *([_keystore_env()] if spec.secured else []),
         ],
         "ports": [
             *({"name": f"kafka-{i}", "containerPort": port} for i, (_, port) in enumerate(opened)),
@@ -157,7 +157,7 @@ def _broker_container(owner: Owner, spec: ClusterSpec) -> Obj:
             {"name": "tmp", "mountPath": "/tmp"},
             *(
                 [{"name": "certs", "mountPath": BROKER_CERTS_DIR, "readOnly": True}]
-                if spec.tls
+                if spec.secured
                 else []
             ),
         ],
@@ -210,7 +210,7 @@ def _volumes(owner: Owner, spec: ClusterSpec) -> list[Obj]:
         volumes.append({"name": "data", "emptyDir": {"sizeLimit": spec.storage.size}})
     if spec.rack is not None:
         volumes.append(_token_volume())
-    if spec.tls:
+    if spec.secured:
         # updated in place when certificates are renewed; brokers reload them by themselves
         # readable by the broker's group (fsGroup) alone: it holds every broker's key
         secret = {"secretName": names.broker_certs(owner.name), "defaultMode": 0o440}

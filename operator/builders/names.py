@@ -63,6 +63,16 @@ def cluster_ca_cert(cluster: str) -> str:
     return f"{cluster}-cluster-ca-cert"
 
 
+def clients_ca(cluster: str) -> str:
+    """The Secret with the clients CA's key and certificate (the operator's alone)."""
+    return f"{cluster}-clients-ca"
+
+
+def clients_ca_cert(cluster: str) -> str:
+    """The Secret with the clients CA's certificate (ca.crt): what brokers trust of Users."""
+    return f"{cluster}-clients-ca-cert"
+
+
 def broker_certs(cluster: str) -> str:
     """The Secret with every broker's key and certificate (<pod>.pem) and ca.crt."""
     return f"{cluster}-broker-certs"

@@ -15,6 +15,8 @@ from ..models import (
     MirrorMakerStatus,
     TopicSpec,
     TopicStatus,
+    UserSpec,
+    UserStatus,
 )
 from .openapi import structural_schema
 
@@ -86,6 +88,21 @@ RESOURCES = (
             {"name": "Source", "type": "string", "jsonPath": ".spec.source.alias"},
             {"name": "Target", "type": "string", "jsonPath": ".spec.target.alias"},
             {"name": "Replicas", "type": "integer", "jsonPath": ".spec.replicas"},
+            {"name": "Ready", "type": "string", "jsonPath": _READY},
+        ),
+    ),
+    Resource(
+        kind="User",
+        plural="users",
+        short_names=("odu",),
+        spec=UserSpec,
+        status=UserStatus,
+        description="A client of an Odradek Cluster in the same namespace: its credential,"
+        " ACLs and quotas, and a Secret with what it needs to connect.",
+        columns=(
+            {"name": "Cluster", "type": "string", "jsonPath": ".spec.cluster"},
+            {"name": "Authentication", "type": "string", "jsonPath": ".spec.authentication.type"},
+            {"name": "Secret", "type": "string", "jsonPath": ".status.secret"},
             {"name": "Ready", "type": "string", "jsonPath": _READY},
         ),
     ),

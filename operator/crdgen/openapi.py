@@ -34,6 +34,8 @@ def _convert(node: dict[str, Any], definitions: dict[str, Any]) -> dict[str, Any
             out[key] = {name: _convert(sub, definitions) for name, sub in value.items()}
         elif key in ("items", "additionalProperties") and isinstance(value, dict):
             out[key] = _convert(value, definitions)
+        elif key == "const":  # a one-value Literal; OpenAPI v3.0 has no const
+            out["enum"] = [value]
         else:
             out[key] = value
     return out

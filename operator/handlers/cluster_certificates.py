@@ -1,25 +1,28 @@
-"""A TLS Cluster's certificates, kept in Secrets it owns: the cluster CA (and, while it is
-being replaced, the previous one), the CAs clients trust, every broker's key and
-certificate, and the operator's client certificate; each made again when
-planning/certificate_renewal says so. Brokers read theirs from a mounted Secret, which the
-kubelet updates in place, and reload it."""
+"""A secured Cluster's certificates, kept in Secrets it owns: the cluster CA and the clients
+CA (each, while it is being replaced, with the previous one), the CAs clients and brokers
+trust, every broker's key and certificate, and the operator's client certificate; each
+made again when planning/certificate_renewal says so. Brokers read theirs from a mounted
+Secret, which the kubelet updates in place, and reload it."""
 
 from __future__ import annotations
 
 import base64
 import re
-from collections.abc import Mapping
-from datetime import timedelta
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import datetime, timedelta
 from typing import Any
 
 from ..builders import names
 from ..builders.certificates import KeyPair, broker_dns_names, issue, new_ca
-from ..builders.meta import Obj, Owner, metadata
-from ..constants import CA_CERT_KEY
+from ..builders.meta import Owner, metadata
+from ..constants import CA_CERT_KEY, CLIENTS_CA_CERT_KEY
 from ..models import ClusterSpec
-from ..planning.certificate_renewal import plan_ca, renewal_reason
+from ..models.cluster import CertificateAuthority
+from ..planning.certificate_renewal import CaPlan, plan_ca, renewal_reason
 from .context import Context, Log
 from .kafka_admin import ClientTls
+from .kube import decoded_data, secret_data
 
 CA_KEY_KEY = "ca.key"
 PREVIOUS_CA_KEY_KEY, PREVIOUS_CA_CERT_KEY = "previous-ca.key", "previous-ca.crt"
@@ -30,89 +33,151 @@ _PEM_CERTIFICATE = re.compile(
 )
 
 
-def sync_certificates(ctx: Context, owner: Owner, spec: ClusterSpec, logger: Log) -> ClientTls:
-    """Make or renew what is due; what the operator connects to the brokers with."""
-    now = ctx.now()
-    valid_for = timedelta(days=spec.cluster_ca.validity_days)
-    renew_before = timedelta(days=spec.cluster_ca.renewal_days)
-    stored_ca = _secret_data(ctx, owner, names.cluster_ca(owner.name))
-    current = _pair(stored_ca, CA_KEY_KEY, CA_CERT_KEY)
-    previous = _pair(stored_ca, PREVIOUS_CA_KEY_KEY, PREVIOUS_CA_CERT_KEY)
-    plan = plan_ca(
-        current.certificate if current else None,
-        previous.certificate if previous else None,
-        now,
-        renew_before,
-    )
-    if plan.renew is not None or current is None:
-        previous, current = current, new_ca(f"{owner.name}-cluster-ca", valid_for, now)
-        expiry = current.certificate.not_valid_after_utc
-        logger.info("made a new cluster CA (%s), valid until %s", plan.renew, expiry)
-    elif plan.drop_previous:
-        previous = None
-        logger.info("the previous cluster CA expired: no longer trusted")
-    ca_data = {CA_KEY_KEY: current.key_pem, CA_CERT_KEY: current.cert_pem}
-    if previous is not None:
-        ca_data |= {PREVIOUS_CA_KEY_KEY: previous.key_pem, PREVIOUS_CA_CERT_KEY: previous.cert_pem}
-    _apply(ctx, owner, names.cluster_ca(owner.name), ca_data)
-    # what brokers and clients trust: the current CA, and the previous one until it expires
-    trusted = current.cert_pem + (previous.cert_pem if previous is not None else b"")
-    _apply(ctx, owner, names.cluster_ca_cert(owner.name), {CA_CERT_KEY: trusted})
-    signer = previous if plan.sign_with_previous and previous is not None else current
-    # no certificate outlives the CA that signed it
-    leaf_valid_for = min(valid_for, signer.certificate.not_valid_after_utc - now)
+@dataclass(frozen=True)
+class Authority:
+    """A CA as this pass leaves it: the current key pair, the previous one while it is still
+    trusted, and which of them signs certificates now."""
 
-    def kept_or_issued(pem: bytes | None, common_name: str, dns_names: list[str]) -> KeyPair:
-        """The key and certificate in ``pem`` if they may stay, else new ones (saying why)."""
+    current: KeyPair
+    previous: KeyPair | None
+    plan: CaPlan
+    validity: timedelta
+    """How long a certificate it issues is valid (never beyond the signer's own expiry)."""
+
+    @property
+    def trusted(self) -> bytes:
+        """What clients and brokers trust: the current CA, and the previous until it expires."""
+        return self.current.cert_pem + (self.previous.cert_pem if self.previous else b"")
+
+    @property
+    def signer(self) -> KeyPair:
+        if self.plan.sign_with_previous and self.previous is not None:
+            return self.previous
+        return self.current
+
+    def kept_or_issued(
+        self,
+        pem: bytes | None,
+        common_name: str,
+        dns_names: list[str],
+        now: datetime,
+        logger: Log,
+    ) -> KeyPair:
+        """The key and certificate in ``pem`` if they may stay, else new ones (saying why);
+        no certificate outlives the CA that signed it."""
         certificate = _certificate(pem)
-        reason = renewal_reason(
-            certificate, signer.certificate, dns_names, now, plan.leaf_renew_before
-        )
+        signer = self.signer.certificate
+        reason = renewal_reason(certificate, signer, dns_names, now, self.plan.leaf_renew_before)
         if reason is None and pem is not None and certificate is not None:
             return KeyPair(pem.replace(certificate, b""), certificate)
         logger.info("issuing %s a certificate: %s", common_name, reason)
-        return issue(signer, common_name, dns_names, leaf_valid_for, now)
+        valid_for = min(self.validity, signer.not_valid_after_utc - now)
+        return issue(self.signer, common_name, dns_names, valid_for, now)
 
-    stored = _secret_data(ctx, owner, names.broker_certs(owner.name))
-    brokers: dict[str, bytes] = {CA_CERT_KEY: trusted}
+
+def sync_certificates(ctx: Context, owner: Owner, spec: ClusterSpec, logger: Log) -> ClientTls:
+    """Make or renew what is due; what the operator connects to the brokers with."""
+    now = ctx.now()
+    cluster_ca = _sync_ca(ctx, owner, _CLUSTER_CA, spec.cluster_ca, logger)
+    clients_ca = _sync_ca(ctx, owner, _CLIENTS_CA, spec.clients_ca, logger)
+    stored = secret_data(ctx.kube, names.broker_certs(owner.name), owner.namespace)
+    brokers: dict[str, bytes] = {
+        CA_CERT_KEY: cluster_ca.trusted,
+        CLIENTS_CA_CERT_KEY: clients_ca.trusted,
+    }
     for broker in range(spec.replicas):
         pod = names.broker_pod(owner.name, broker)
         dns_names = broker_dns_names(owner.name, owner.namespace, broker)
-        pair = kept_or_issued(stored.get(f"{pod}.pem"), pod, dns_names)
+        pair = cluster_ca.kept_or_issued(stored.get(f"{pod}.pem"), pod, dns_names, now, logger)
         brokers[f"{pod}.pem"] = pair.key_pem + pair.cert_pem
     _apply(ctx, owner, names.broker_certs(owner.name), brokers)
 
-    stored = _secret_data(ctx, owner, names.operator_cert(owner.name))
+    stored = secret_data(ctx.kube, names.operator_cert(owner.name), owner.namespace)
     operator_pem = stored.get(TLS_KEY_KEY, b"") + stored.get(TLS_CERT_KEY, b"")
-    mine = kept_or_issued(operator_pem or None, OPERATOR_COMMON_NAME, [])
+    mine = cluster_ca.kept_or_issued(operator_pem or None, OPERATOR_COMMON_NAME, [], now, logger)
     operator_data = {
         TLS_KEY_KEY: mine.key_pem,
         TLS_CERT_KEY: mine.cert_pem,
-        CA_CERT_KEY: trusted,
+        CA_CERT_KEY: cluster_ca.trusted,
     }
     _apply(ctx, owner, names.operator_cert(owner.name), operator_data)
-    return ClientTls(trusted.decode(), mine.cert_pem.decode(), mine.key_pem.decode())
+    return ClientTls(cluster_ca.trusted.decode(), mine.cert_pem.decode(), mine.key_pem.decode())
+
+
+@dataclass(frozen=True)
+class _CaSecrets:
+    kind: str
+    """cluster or clients: in the CA's common name and in what the log says."""
+    key_secret: Callable[[str], str]
+    """The Secret with the CA's key and certificate (the operator's alone)."""
+    cert_secret: Callable[[str], str]
+    """The Secret with the trusted certificates: what clients read."""
+
+
+_CLUSTER_CA = _CaSecrets("cluster", names.cluster_ca, names.cluster_ca_cert)
+_CLIENTS_CA = _CaSecrets("clients", names.clients_ca, names.clients_ca_cert)
+
+
+def _sync_ca(
+    ctx: Context, owner: Owner, secrets: _CaSecrets, spec: CertificateAuthority, logger: Log
+) -> Authority:
+    """The CA, made or renewed if due, and its Secrets written."""
+    now = ctx.now()
+    validity = timedelta(days=spec.validity_days)
+    authority = stored_authority(ctx, owner.namespace, secrets.key_secret(owner.name), spec)
+    if authority is None or authority.plan.renew is not None:
+        current = new_ca(f"{owner.name}-{secrets.kind}-ca", validity, now)
+        if authority is None:
+            plan = plan_ca(None, None, now, timedelta(days=spec.renewal_days))
+            authority = Authority(current, None, plan, validity)
+        else:
+            plan = authority.plan
+            authority = Authority(current, authority.current, plan, validity)
+        expiry = current.certificate.not_valid_after_utc
+        logger.info("made a new %s CA (%s), valid until %s", secrets.kind, plan.renew, expiry)
+    elif authority.plan.drop_previous:
+        logger.info("the previous %s CA expired: no longer trusted", secrets.kind)
+        authority = Authority(authority.current, None, authority.plan, validity)
+    data = {CA_KEY_KEY: authority.current.key_pem, CA_CERT_KEY: authority.current.cert_pem}
+    if authority.previous is not None:
+        data |= {
+            PREVIOUS_CA_KEY_KEY: authority.previous.key_pem,
+            PREVIOUS_CA_CERT_KEY: authority.previous.cert_pem,
+        }
+    _apply(ctx, owner, secrets.key_secret(owner.name), data)
+    _apply(ctx, owner, secrets.cert_secret(owner.name), {CA_CERT_KEY: authority.trusted})
+    return authority
+
+
+def stored_authority(
+    ctx: Context, namespace: str, key_secret: str, spec: CertificateAuthority
+) -> Authority | None:
+    """The CA kept in the Secret ``key_secret`` of ``namespace``, with what is due for it
+    now; None before there is one."""
+    stored = secret_data(ctx.kube, key_secret, namespace)
+    current = _pair(stored, CA_KEY_KEY, CA_CERT_KEY)
+    if current is None:
+        return None
+    previous = _pair(stored, PREVIOUS_CA_KEY_KEY, PREVIOUS_CA_CERT_KEY)
+    plan = plan_ca(
+        current.certificate,
+        previous.certificate if previous else None,
+        ctx.now(),
+        timedelta(days=spec.renewal_days),
+    )
+    return Authority(current, previous, plan, timedelta(days=spec.validity_days))
 
 
 def operator_tls(ctx: Context, cluster: Mapping[str, Any]) -> ClientTls | None:
     """What the operator connects to ``cluster`` with, once its certificate exists."""
     meta = cluster["metadata"]
     secret = ctx.kube.get("v1", "Secret", names.operator_cert(meta["name"]), meta["namespace"])
-    data = _decoded(secret)
+    data = decoded_data(secret)
     if not all(key in data for key in (CA_CERT_KEY, TLS_CERT_KEY, TLS_KEY_KEY)):
         return None
     return ClientTls(
         data[CA_CERT_KEY].decode(), data[TLS_CERT_KEY].decode(), data[TLS_KEY_KEY].decode()
     )
-
-
-def _secret_data(ctx: Context, owner: Owner, name: str) -> dict[str, bytes]:
-    return _decoded(ctx.kube.get("v1", "Secret", name, owner.namespace))
-
-
-def _decoded(secret: Obj | None) -> dict[str, bytes]:
-    data = (secret or {}).get("data") or {}
-    return {key: base64.b64decode(value) for key, value in data.items()}
 
 
 def _pair(data: Mapping[str, bytes], key: str, cert: str) -> KeyPair | None:

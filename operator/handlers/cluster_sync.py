@@ -35,7 +35,7 @@ def sync_cluster(ctx: Context, body: Mapping[str, Any], logger: Log) -> Obj:
     observed = observe_brokers(ctx.kube, owner, spec)
     bootstrap = names.bootstrap_servers(owner.name, owner.namespace, spec.listeners[0].port)
     tls = None
-    if spec.tls:  # certificates for every broker there is or is to be
+    if spec.secured:  # certificates for every broker there is or is to be
         brokers = max(spec.replicas, observed.statefulset_replicas or 0)
         tls = sync_certificates(ctx, owner, spec.model_copy(update={"replicas": brokers}), logger)
     admin = ctx.admin(admin_bootstrap(body, ctx.out_of_cluster), tls)

@@ -24,6 +24,7 @@ from ..constants import MIN_INSYNC_REPLICAS
 from ..planning.partitions import Partition
 from ..planning.topic_changes import ObservedTopic
 from .kafka_admin import TIMEOUT_SECONDS, ClientTls, ClusterMetadata, KafkaAdminError
+from .user_access_admin import UserAccessAdmin
 
 T = TypeVar("T")
 
@@ -35,7 +36,7 @@ def _wait(future: Future[T], timeout: float) -> T:
         raise KafkaAdminError(str(error)) from error
 
 
-class ConfluentAdmin:
+class ConfluentAdmin(UserAccessAdmin):
     def __init__(
         self,
         bootstrap_servers: str,
@@ -137,7 +138,7 @@ class ConfluentAdmin:
 
         try:
             client = KafkaAdminClient(
-                bootstrap_servers=self.bootstrap_servers.split(","), **self._kafka_python_tls()
+                bootstrap_servers=self.bootstrap_servers.split(","), **self._kafka_python_settings()
             )
             try:
                 results = client.alter_partition_reassignments(
@@ -152,7 +153,7 @@ class ConfluentAdmin:
         if refused:
             raise KafkaAdminError(f"reassignment refused: {refused}")
 
-    def _kafka_python_tls(self) -> dict[str, Any]:
+    def _kafka_python_settings(self) -> dict[str, Any]:
         """kafka-python's settings for ``tls``: an SSLContext (its key and certificate go
         through files: Python's ssl loads them from nowhere else)."""
         if self.tls is None:

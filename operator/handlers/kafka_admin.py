@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
 from ..planning.partitions import Partition
 from ..planning.topic_changes import ObservedTopic
+from ..planning.user_access import AclBinding
 
 TIMEOUT_SECONDS = 10.0
 
@@ -61,6 +62,22 @@ class KafkaAdmin(Protocol):
     def reassign(self, moves: Mapping[tuple[str, int], tuple[int, ...]]) -> None: ...
 
     def delete_topic(self, name: str) -> None: ...
+
+    def scram_mechanisms(self, user: str) -> frozenset[str]: ...
+
+    def set_scram_password(self, user: str, mechanism: str, password: str) -> None: ...
+
+    def delete_scram(self, user: str, mechanisms: Iterable[str]) -> None: ...
+
+    def acls(self, principal: str) -> frozenset[AclBinding]: ...
+
+    def create_acls(self, bindings: Iterable[AclBinding]) -> None: ...
+
+    def delete_acls(self, bindings: Iterable[AclBinding]) -> None: ...
+
+    def user_quotas(self, user: str) -> dict[str, float]: ...
+
+    def alter_user_quotas(self, user: str, changes: Mapping[str, float | None]) -> None: ...
 
 
 class AdminFactory(Protocol):

@@ -11,13 +11,14 @@ from typing import Any
 import kopf
 from prometheus_client import start_http_server
 
-from ..constants import GROUP, OUT_OF_CLUSTER_ENV, TOPIC_FINALIZER, VERSION
+from ..constants import FINALIZER, GROUP, OUT_OF_CLUSTER_ENV, VERSION
 from .confluent_admin import ConfluentAdmin
 from .context import Context, Log
 from .kube import ApiKube
-from .resources import CLUSTERS, MIRRORMAKERS, TOPICS
+from .resources import CLUSTERS, MIRRORMAKERS, TOPICS, USERS
 from .resync import resync_forever
 from .topic_sync import delete_topic
+from .user_sync import delete_user
 
 METRICS_PORT = int(os.environ.get("ODRADEK_OPERATOR_METRICS_PORT", "9090"))
 METRICS_ADDRESS = os.environ.get("ODRADEK_OPERATOR_METRICS_ADDRESS", "0.0.0.0")
@@ -33,7 +34,7 @@ def watched_namespaces() -> tuple[str, ...]:
 async def start(settings: kopf.OperatorSettings, memo: kopf.Memo, **_: Any) -> None:
     settings.persistence.progress_storage = kopf.AnnotationsProgressStorage(prefix=GROUP)
     settings.persistence.diffbase_storage = kopf.AnnotationsDiffBaseStorage(prefix=GROUP)
-    settings.persistence.finalizer = TOPIC_FINALIZER
+    settings.persistence.finalizer = FINALIZER
     settings.watching.server_timeout = 300
     settings.watching.client_timeout = 330
     settings.posting.level = logging.WARNING
@@ -79,3 +80,15 @@ def topic_deleted(body: kopf.Body, memo: kopf.Memo, logger: Log, **_: Any) -> No
 @kopf.on.update(group=GROUP, version=VERSION, plural=MIRRORMAKERS.plural)
 def mirror_changed(body: kopf.Body, memo: kopf.Memo, logger: Log, **_: Any) -> None:
     MIRRORMAKERS.run(memo.context, body, logger)
+
+
+@kopf.on.resume(group=GROUP, version=VERSION, plural=USERS.plural)
+@kopf.on.create(group=GROUP, version=VERSION, plural=USERS.plural)
+@kopf.on.update(group=GROUP, version=VERSION, plural=USERS.plural)
+def user_changed(body: kopf.Body, memo: kopf.Memo, logger: Log, **_: Any) -> None:
+    USERS.run(memo.context, body, logger)
+
+
+@kopf.on.delete(group=GROUP, version=VERSION, plural=USERS.plural)
+def user_deleted(body: kopf.Body, memo: kopf.Memo, logger: Log, **_: Any) -> None:
+    delete_user(memo.context, body, logger)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import os
 from datetime import UTC, datetime
@@ -43,6 +44,17 @@ class Kube(Protocol):
 
     def event(self, involved: Obj, type_: str, reason: str, message: str) -> None:
         """Record a core/v1 Event about ``involved``."""
+
+
+def decoded_data(secret: Obj | None) -> dict[str, bytes]:
+    """A Secret's data, decoded; empty when there is no Secret."""
+    data = (secret or {}).get("data") or {}
+    return {key: base64.b64decode(value) for key, value in data.items()}
+
+
+def secret_data(kube: Kube, name: str, namespace: str) -> dict[str, bytes]:
+    """The decoded data of the Secret ``name``; empty when it does not exist."""
+    return decoded_data(kube.get("v1", "Secret", name, namespace))
 
 
 class ApiKube:

@@ -13,6 +13,7 @@ from .context import Context, Log
 from .metrics import measured
 from .mirror_sync import sync_mirror
 from .topic_sync import sync_topic
+from .user_sync import sync_user
 
 Sync = Callable[[Context, Mapping[str, Any], Log], object]
 
@@ -34,4 +35,5 @@ class Served:
 CLUSTERS = Served("Cluster", "clusters", sync_cluster)
 TOPICS = Served("Topic", "topics", sync_topic)
 MIRRORMAKERS = Served("MirrorMaker", "mirrormakers", sync_mirror)
-SERVED = (CLUSTERS, TOPICS, MIRRORMAKERS)
+USERS = Served("User", "users", sync_user)
+SERVED = (CLUSTERS, TOPICS, MIRRORMAKERS, USERS)

@@ -6,13 +6,13 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
-from ..constants import API_VERSION, DEFAULT_REPLICATION_FACTOR
+from ..constants import DEFAULT_REPLICATION_FACTOR
 from ..models import ClusterSpec, TopicSpec, TopicStatus
 from ..planning.conditions import Verdict, failed, progressing, ready
 from ..planning.partitions import replica_load
 from ..planning.replica_placement import resize_replicas
 from ..planning.topic_changes import TopicPlan, plan_topic
-from .cluster_address import cluster_admin
+from .cluster_address import cluster_admin, cluster_of
 from .context import Context, Log
 from .kafka_admin import KafkaAdmin, KafkaAdminError
 from .report import report
@@ -22,15 +22,6 @@ DEFAULT_REPLICAS = 3
 
 def topic_name(body: Mapping[str, Any]) -> str:
     return str((body.get("spec") or {}).get("topicName") or body["metadata"]["name"])
-
-
-def cluster_of(ctx: Context, body: Mapping[str, Any]) -> Mapping[str, Any] | None:
-    """The Topic's Cluster, or None when it is gone or being deleted."""
-    namespace = body["metadata"]["namespace"]
-    cluster = ctx.kube.get(API_VERSION, "Cluster", body["spec"]["cluster"], namespace)
-    if cluster is None or cluster["metadata"].get("deletionTimestamp"):
-        return None
-    return cluster
 
 
 def admin_for(ctx: Context, cluster: Mapping[str, Any]) -> tuple[KafkaAdmin, ClusterSpec]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from .cluster import ClusterSpec, ClusterStatus
 from .mirrormaker import MirrorMakerSpec, MirrorMakerStatus
 from .topic import TopicSpec, TopicStatus
+from .user import UserSpec, UserStatus
 
 __all__ = [
     "ClusterSpec",
@@ -13,4 +14,6 @@ __all__ = [
     "MirrorMakerStatus",
     "TopicSpec",
     "TopicStatus",
+    "UserSpec",
+    "UserStatus",
 ]

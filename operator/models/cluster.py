@@ -91,12 +91,29 @@ class Coordination(Schema):
     external: ExternalEtcd | None = None
 
 
+class ListenerAuthentication(Schema):
+    """Who may connect to a listener: Users of the Cluster with that kind of credential."""
+
+    type: Literal["scram-sha-512", "scram-sha-256", "tls"]
+    """scram-sha-512 / scram-sha-256: SASL SCRAM with a User's password; tls: a client
+    certificate issued by the clients CA (needs tls: true)."""
+
+    @property
+    def sasl_mechanism(self) -> str | None:
+        return None if self.type == "tls" else self.type.upper()
+
+
 class Listener(Schema):
     """A Kafka listener every broker opens."""
 
     model_config = ConfigDict(
         json_schema_extra={
             "x-kubernetes-validations": [
+                {
+                    "rule": "!has(self.authentication) || self.authentication.type != 'tls'"
+                    " || self.tls",
+                    "message": "authentication type tls needs tls: true",
+                },
                 {
                     "rule": f"self.name != '{REPLICATION_LISTENER}'",
                     "message": f"{REPLICATION_LISTENER} is the operator's own listener",
@@ -113,6 +130,16 @@ class Listener(Schema):
     port: Annotated[int, Field(ge=1024, le=65535)] = KAFKA_PORT
     tls: bool = False
     """Serve TLS with a certificate the cluster CA issues each broker."""
+    authentication: ListenerAuthentication | None = None
+    """How clients prove who they are; none: every client is User:ANONYMOUS."""
+
+    @property
+    def security_protocol(self) -> str:
+        """Kafka's name for what the listener speaks."""
+        sasl = self.authentication is not None and self.authentication.sasl_mechanism is not None
+        if sasl:
+            return "SASL_SSL" if self.tls else "SASL_PLAINTEXT"
+        return "SSL" if self.tls else "PLAINTEXT"
 
 
 class CertificateAuthority(Schema):
@@ -134,6 +161,18 @@ class CertificateAuthority(Schema):
     renewal_days: Annotated[int, Field(ge=1, le=1825)] = 30
     """A certificate is renewed this long before it expires (at most half the validity:
     a new CA is not due before the one it replaces has expired)."""
+
+
+class Authorization(Schema):
+    """Kafka's ACLs: each User's rules, checked by every broker."""
+
+    type: Literal["simple"] = "simple"
+    """simple: Kafka's built-in authorizer; a principal with no ACL allowing it is denied."""
+    super_users: Annotated[
+        list[Annotated[str, Field(pattern=r"^[A-Za-z]+:.+$", max_length=256)]],
+        Field(max_length=64),
+    ] = []
+    """Principals allowed everything, e.g. User:admin (the brokers and the operator are)."""
 
 
 class Metrics(Schema):
@@ -173,6 +212,8 @@ _MAX_RF_RULE = (
 )
 
 
+_SECURED = "{s}.listeners.exists(l, l.tls || has(l.authentication)) || has({s}.authorization)"
+
 _MANAGED = "[" + ", ".join(f"'{key}'" for key in OPERATOR_MANAGED_KEYS) + "]"
 
 
@@ -191,9 +232,10 @@ class ClusterSpec(Schema):
                     "message": "config min.insync.replicas cannot exceed replicas",
                 },
                 {
-                    "rule": "self.listeners.exists(l, l.tls) == oldSelf.listeners.exists(l, l.tls)",
-                    "message": "TLS cannot be turned on or off in a running Cluster (its brokers"
-                    " would stop replicating to each other while they roll); create a new Cluster",
+                    "rule": f"({_SECURED.format(s='self')}) == ({_SECURED.format(s='oldSelf')})",
+                    "message": "TLS, authentication and authorization cannot be turned on or off"
+                    " in a running Cluster (its brokers would stop replicating to each other"
+                    " while they roll); create a new Cluster",
                 },
                 {
                     "rule": f"!has(self.config) || !self.config.exists(k, k in {_MANAGED})",
@@ -233,8 +275,12 @@ class ClusterSpec(Schema):
             },
         ),
     ] = [Listener()]
+    authorization: Authorization | None = None
+    """Enforce ACLs (each User's); omit to allow every client everything."""
     cluster_ca: CertificateAuthority = CertificateAuthority()
-    """With a TLS listener: the cluster CA and the brokers' certificates."""
+    """In a secured Cluster: the cluster CA and the brokers' certificates."""
+    clients_ca: CertificateAuthority = CertificateAuthority()
+    """In a secured Cluster: the CA that issues Users' client certificates."""
     metrics: Metrics = Metrics()
     template: PodTemplate | None = None
     rebalance_on_scale: bool = False
@@ -242,9 +288,12 @@ class ClusterSpec(Schema):
     failover: Failover = Failover()
 
     @property
-    def tls(self) -> bool:
-        """Some listener serves TLS: the cluster has a CA, and replicates over TLS."""
-        return any(listener.tls for listener in self.listeners)
+    def secured(self) -> bool:
+        """Some listener serves TLS or authenticates, or ACLs are enforced: the cluster has
+        CAs, and brokers replicate over TLS with the cluster CA's certificates."""
+        return self.authorization is not None or any(
+            listener.tls or listener.authentication is not None for listener in self.listeners
+        )
 
 
 class BrokerStatus(Schema):

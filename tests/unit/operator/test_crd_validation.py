@@ -5,7 +5,7 @@ from typing import Any
 import pytest
 from crd_offline_validation import Invalid, validate_resource
 
-from odradek.operator.models import ClusterSpec, MirrorMakerSpec, TopicSpec
+from odradek.operator.models import ClusterSpec, MirrorMakerSpec, TopicSpec, UserSpec
 
 
 def resource(kind: str, spec: dict[str, Any]) -> dict[str, Any]:
@@ -17,6 +17,7 @@ def resource(kind: str, spec: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+USER = {"cluster": "c", "authentication": {"type": "scram-sha-512"}}
 MIRROR = {"source": {"alias": "a", "cluster": "a"}, "target": {"alias": "b", "cluster": "b"}}
 
 REJECTED = [
@@ -69,6 +70,59 @@ REJECTED = [
         {"clusterCa": {"validityDays": 30, "renewalDays": 16}},
         "renewalDays must be at most half of validityDays",
     ),
+    (
+        "Cluster",
+        {"listeners": [{"name": "A", "authentication": {"type": "tls"}}]},
+        "authentication type tls needs tls: true",
+    ),
+    (
+        "Cluster",
+        {"listeners": [{"name": "A", "authentication": {"type": "plain"}}]},
+        "'plain' is not one of",
+    ),
+    ("Cluster", {"authorization": {"superUsers": ["admin"]}}, "does not match"),
+    ("User", {"authentication": {"type": "tls"}}, "'cluster' is a required property"),
+    ("User", {"cluster": "c"}, "'authentication' is a required property"),
+    (
+        "User",
+        {
+            "cluster": "c",
+            "authentication": {
+                "type": "tls",
+                "password": {"valueFrom": {"secretKeyRef": {"name": "s", "key": "k"}}},
+            },
+        },
+        "password applies only to scram-sha-512 and scram-sha-256",
+    ),
+    (
+        "User",
+        {
+            **USER,
+            "authorization": {"acls": [{"resource": {"type": "topic"}, "operations": ["Read"]}]},
+        },
+        "name is required for topic, group and transactionalId",
+    ),
+    (
+        "User",
+        {
+            **USER,
+            "authorization": {
+                "acls": [{"resource": {"type": "cluster", "name": "x"}, "operations": ["Alter"]}]
+            },
+        },
+        "the cluster resource has no name",
+    ),
+    (
+        "User",
+        {
+            **USER,
+            "authorization": {
+                "acls": [{"resource": {"type": "topic", "name": "t"}, "operations": ["Eat"]}]
+            },
+        },
+        "'Eat' is not one of",
+    ),
+    ("User", {**USER, "quotas": {"producerByteRate": 0}}, "minimum of 1"),
     ("MirrorMaker", {**MIRROR, "naming": "suffix"}, "'suffix' is not one of"),
     (
         "MirrorMaker",
@@ -105,22 +159,24 @@ def test_topic_name_cannot_change_once_set() -> None:
     validate_resource(old, old=old)
 
 
-def test_tls_cannot_be_turned_on_or_off_in_a_running_cluster() -> None:
+SECURED = [
+    {"listeners": [{"name": "PLAIN", "port": 9092}, {"name": "TLS", "port": 9093, "tls": True}]},
+    {"listeners": [{"name": "SCRAM", "authentication": {"type": "scram-sha-512"}}]},
+    {"authorization": {"superUsers": ["User:admin"]}},
+]
+
+
+@pytest.mark.parametrize("secured", SECURED)
+def test_security_cannot_be_turned_on_or_off_in_a_running_cluster(secured: dict[str, Any]) -> None:
     plain = resource("Cluster", {"listeners": [{"name": "PLAIN", "port": 9092}]})
-    tls = resource(
-        "Cluster",
-        {
-            "listeners": [
-                {"name": "PLAIN", "port": 9092},
-                {"name": "TLS", "port": 9093, "tls": True},
-            ]
-        },
-    )
-    for new, old in ((tls, plain), (plain, tls)):
-        with pytest.raises(Invalid, match="TLS cannot be turned on or off in a running Cluster"):
+    secure = resource("Cluster", secured)
+    for new, old in ((secure, plain), (plain, secure)):
+        with pytest.raises(Invalid, match="TLS, authentication and authorization cannot be turn"):
             validate_resource(new, old=old)
-    validate_resource(tls, old=tls)
+    validate_resource(secure, old=secure)
     validate_resource(plain, old=plain)
+    other = resource("Cluster", {**secured, "authorization": {}})  # secured either way
+    validate_resource(other, old=secure)
 
 
 @pytest.mark.parametrize(
@@ -129,6 +185,7 @@ def test_tls_cannot_be_turned_on_or_off_in_a_running_cluster() -> None:
         ("Cluster", ClusterSpec, {}),
         ("Topic", TopicSpec, {"cluster": "c"}),
         ("MirrorMaker", MirrorMakerSpec, MIRROR),
+        ("User", UserSpec, USER),
     ],
 )
 def test_schema_defaults_equal_model_defaults(kind: str, model: Any, spec: dict[str, Any]) -> None:

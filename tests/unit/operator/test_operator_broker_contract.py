@@ -3,17 +3,23 @@
 from __future__ import annotations
 
 import datetime
+import shutil
 import ssl
+import tempfile
 from pathlib import Path
+
+import pytest
 
 from odradek.broker.cluster.peer_security import inter_broker_security
 from odradek.broker.config.broker_config import BrokerConfig
+from odradek.broker.security.distinguished_name import Subject
+from odradek.broker.server.authorization import authorizer_from_config
 from odradek.broker.server.listener_security import listener_security
 from odradek.operator.builders.broker_config import broker_properties
 from odradek.operator.builders.broker_statefulset import broker_statefulset
-from odradek.operator.builders.certificates import broker_dns_names, issue, new_ca
+from odradek.operator.builders.certificates import KeyPair, broker_dns_names, issue, new_ca
 from odradek.operator.builders.meta import Owner
-from odradek.operator.constants import BROKER_CERTS_DIR
+from odradek.operator.constants import BROKER_CERTS_DIR, CLUSTER_PRINCIPAL
 from odradek.operator.models import ClusterSpec
 from odradek.operator.pod_init import with_rack
 
@@ -87,3 +93,117 @@ def test_a_tls_broker_loads_its_certificate_and_replicates_with_it(tmp_path: Pat
     assert served["TLS"].tls is not None
     assert served["REPLICATION"].tls is not None
     assert served["REPLICATION"].tls.context.verify_mode == ssl.CERT_REQUIRED
+
+
+SECURED = ClusterSpec.model_validate(
+    {
+        "listeners": [
+            {
+                "name": "SCRAM",
+                "port": 9092,
+                "tls": True,
+                "authentication": {"type": "scram-sha-512"},
+            },
+            {"name": "MTLS", "port": 9093, "tls": True, "authentication": {"type": "tls"}},
+            {"name": "PLAIN", "port": 9094},
+        ],
+        "authorization": {"superUsers": ["User:admin"]},
+    }
+)
+
+
+def test_a_secured_broker_authenticates_users_and_the_cluster_as_the_operator_means(
+    tmp_path: Path,
+) -> None:
+    """SCRAM over TLS on one listener, clients CA certificates on another, the replication
+    listener's cluster CA certificates as the one super user the brokers and the operator
+    share, and the authorizer with the spec's super users: handshakes made in memory with
+    the broker's own contexts and principal mapping."""
+    now = datetime.datetime.now(datetime.UTC)
+    month = datetime.timedelta(days=30)
+    cluster_ca = new_ca("events-cluster-ca", month, now)
+    clients_ca = new_ca("events-clients-ca", month, now)
+    pod = "events-broker-0"
+    broker = issue(cluster_ca, pod, broker_dns_names("events", "prod", 0), month, now)
+    operator = issue(cluster_ca, "odradek-operator", [], month, now)
+    alice = issue(clients_ca, "alice", [], month, now)
+    certs = tmp_path / "certs"
+    certs.mkdir()
+    (certs / "ca.crt").write_bytes(cluster_ca.cert_pem)
+    (certs / "clients-ca.crt").write_bytes(clients_ca.cert_pem)
+    (certs / f"{pod}.pem").write_bytes(broker.key_pem + broker.cert_pem)
+    properties = broker_properties("events", "prod", SECURED).replace(BROKER_CERTS_DIR, str(certs))
+    (tmp_path / "broker.properties").write_text(properties)
+    environment = {
+        "ODRADEK_NODE_ID": "0",
+        "ODRADEK_SSL_KEYSTORE_LOCATION": str(certs / f"{pod}.pem"),
+        "ODRADEK_ADVERTISED_LISTENERS": ",".join(
+            f"{name}://{pod}.events-brokers.prod.svc:{port}"
+            for name, port in (
+                ("SCRAM", 9092),
+                ("MTLS", 9093),
+                ("PLAIN", 9094),
+                ("REPLICATION", 9091),
+            )
+        ),
+    }
+    config = BrokerConfig.load(tmp_path / "broker.properties", environ=environment)
+    served = {
+        listener.name: listener_security(config, listener, lambda *_: None, b"x")
+        for listener in config.listeners
+    }
+    assert [listener.security_protocol.name for listener in config.listeners] == [
+        "SASL_SSL", "SSL", "PLAINTEXT", "SSL"
+    ]  # fmt: skip
+    scram = served["SCRAM"]
+    assert scram.sasl is not None and scram.sasl.names == ("SCRAM-SHA-512",)
+    assert scram.tls is not None and scram.tls.context.verify_mode == ssl.CERT_NONE
+
+    def principal(listener: str, client: KeyPair) -> str:
+        security = served[listener]
+        assert security.tls is not None and security.principal_mapper is not None
+        subject = handshake(security.tls.context, client, cluster_ca)
+        return str(security.principal_mapper.principal(subject))
+
+    assert principal("MTLS", alice) == "User:alice"
+    assert principal("REPLICATION", broker) == CLUSTER_PRINCIPAL
+    assert principal("REPLICATION", operator) == CLUSTER_PRINCIPAL
+    with pytest.raises(ssl.SSLError):  # a cluster CA certificate is no User's
+        principal("MTLS", operator)
+    with pytest.raises(ssl.SSLError):  # nor a clients CA certificate a broker's
+        principal("REPLICATION", alice)
+
+    authorizer = authorizer_from_config(config)
+    assert authorizer is not None
+    assert authorizer.super_users == {CLUSTER_PRINCIPAL, "User:admin"}
+
+
+def handshake(server: ssl.SSLContext, client: KeyPair, trusted: KeyPair) -> Subject | None:
+    """A TLS handshake in memory; the client certificate's subject as the server saw it."""
+    tmp = Path(tempfile.mkdtemp())
+    try:
+        (tmp / "client.pem").write_bytes(client.key_pem + client.cert_pem)
+        context = ssl.create_default_context(cadata=trusted.cert_pem.decode())
+        context.check_hostname = False
+        context.load_cert_chain(tmp / "client.pem")
+    finally:
+        shutil.rmtree(tmp)
+    pipes = [ssl.MemoryBIO() for _ in range(4)]
+    server_side = server.wrap_bio(pipes[0], pipes[1], server_side=True)
+    client_side = context.wrap_bio(pipes[2], pipes[3])
+    for _ in range(10):
+        done = 0
+        for side, outgoing, incoming in (
+            (client_side, pipes[3], pipes[0]),
+            (server_side, pipes[1], pipes[2]),
+        ):
+            try:
+                side.do_handshake()
+                done += 1
+            except ssl.SSLWantReadError:
+                pass
+            incoming.write(outgoing.read())
+        if done == 2:
+            subject: Subject | None = server_side.getpeercert().get("subject")  # type: ignore[union-attr, assignment]
+            return subject
+    raise AssertionError("the handshake did not finish")
