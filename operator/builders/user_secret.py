@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from ..constants import CA_CERT_KEY
 from .meta import Obj, Owner, metadata
 
-PASSWORD_KEY = "password"
+USERNAME_KEY, PASSWORD_KEY = "username", "password"
 USER_CERT_KEY, USER_KEY_KEY = "user.crt", "user.key"
 SCRAM_LOGIN_MODULE = "org.apache.kafka.common.security.scram.ScramLoginModule"
 
@@ -46,6 +46,7 @@ def user_secret(owner: Owner, endpoint: Endpoint, credential: Credential) -> Obj
     if credential.password is not None:
         assert credential.mechanism is not None
         data |= {
+            USERNAME_KEY: owner.name.encode(),
             PASSWORD_KEY: credential.password.encode(),
             "sasl.mechanism": credential.mechanism.encode(),
             "sasl.jaas.config": jaas_config(owner.name, credential.password).encode(),

@@ -30,6 +30,7 @@ def test_a_scram_users_secret_has_what_a_client_needs_over_sasl_ssl() -> None:
         "bootstrap.servers": b"events-bootstrap.prod.svc:9092",
         "security.protocol": b"SASL_SSL",
         "ca.crt": b"CA PEM",
+        "username": b"app",
         "password": b"pw",
         "sasl.mechanism": b"SCRAM-SHA-512",
         "sasl.jaas.config": b"org.apache.kafka.common.security.scram.ScramLoginModule required"

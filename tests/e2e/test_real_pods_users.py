@@ -1,0 +1,195 @@
+"""Users of a secured Cluster on real pods: a SCRAM-SHA-512 listener and a client-certificate
+listener, both over TLS, with ACLs enforced. Each User gets a Secret; a client configured
+from nothing but that Secret may do what its ACLs allow and is denied the rest; a change to
+a User's ACLs takes effect within seconds, and deleting the User revokes its access."""
+
+from __future__ import annotations
+
+import base64
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+from e2e_kubectl import Kubectl, new_namespace, wait_for
+from real_node import RealCluster
+from real_pods import ready, small_cluster
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
+
+NAME = "guarded"
+LISTENERS = [
+    {"name": "SCRAM", "port": 9092, "tls": True, "authentication": {"type": "scram-sha-512"}},
+    {"name": "MTLS", "port": 9093, "tls": True, "authentication": {"type": "tls"}},
+]
+WRITER_ACLS = [
+    {
+        "resource": {"type": "topic", "name": "orders-", "patternType": "prefix"},
+        "operations": ["Write", "Describe"],
+    }
+]
+READER_ACLS = [
+    {
+        "resource": {"type": "topic", "name": "orders-", "patternType": "prefix"},
+        "operations": ["Read", "Describe"],
+    }
+]
+DENIED = "authorization failed"
+
+
+def resource(kind: str, name: str, spec: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "apiVersion": "odradek.io/v1alpha1",
+        "kind": kind,
+        "metadata": {"name": name},
+        "spec": spec,
+    }
+
+
+def user(name: str, authentication: str, acls: list[dict[str, Any]]) -> dict[str, Any]:
+    spec = {
+        "cluster": NAME,
+        "authentication": {"type": authentication},
+        "authorization": {"acls": acls},
+    }
+    return resource("User", name, spec)
+
+
+def client_settings(kubectl: Kubectl, namespace: str, name: str, files: Path) -> list[str]:
+    """kcat's -b and -X options, from the User's Secret alone (files written for the PEMs)."""
+    secret = kubectl.get(namespace, "secret", name)
+    assert secret is not None, f"no Secret {name}"
+    data = {key: base64.b64decode(value) for key, value in secret["data"].items()}
+    files.mkdir(exist_ok=True)
+    settings = {"security.protocol": data["security.protocol"].decode()}
+    for key, setting in (
+        ("ca.crt", "ssl.ca.location"),
+        ("user.crt", "ssl.certificate.location"),
+        ("user.key", "ssl.key.location"),
+    ):
+        if key in data:
+            (files / key).write_bytes(data[key])
+            settings[setting] = str(files / key)
+    if "password" in data:
+        settings |= {
+            "sasl.mechanism": data["sasl.mechanism"].decode(),
+            "sasl.username": data["username"].decode(),
+            "sasl.password": data["password"].decode(),
+        }
+    options = ["-b", data["bootstrap.servers"].decode()]
+    for key, value in settings.items():
+        options += ["-X", f"{key}={value}"]
+    return options
+
+
+def kcat(
+    cluster: RealCluster, options: list[str], *argv: str, stdin: str | None = None
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        cluster.client_argv(["kcat", *options, *argv]),
+        input=stdin,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )
+
+
+def produce(cluster: RealCluster, options: list[str], topic: str, values: list[str]) -> str:
+    """What kcat said on stderr ("" when every record was acknowledged)."""
+    result = kcat(
+        cluster, options, "-P", "-t", topic, "-X", "acks=all", "-X", "message.timeout.ms=10000",
+        stdin="\n".join(values),
+    )  # fmt: skip
+    return "" if result.returncode == 0 and not result.stderr.strip() else result.stderr
+
+
+def consume(
+    cluster: RealCluster, options: list[str], topic: str
+) -> subprocess.CompletedProcess[str]:
+    return kcat(cluster, options, "-C", "-t", topic, "-o", "beginning", "-e", "-f", "%s\n")
+
+
+def test_users_get_secrets_and_exactly_the_access_their_acls_give(
+    real_cluster: RealCluster, operator_pod: None, tmp_path: Path
+) -> None:
+    kubectl = real_cluster.kubectl
+    namespace = new_namespace(kubectl)
+    try:
+        cluster = small_cluster(
+            NAME, listeners=LISTENERS, authorization={"superUsers": ["User:admin"]}
+        )
+        kubectl.apply(namespace, cluster)
+        topics = [
+            resource("Topic", topic, {"cluster": NAME, "partitions": 1})
+            for topic in ("orders-eu", "payments")
+        ]
+        writer = user("writer", "scram-sha-512", WRITER_ACLS)
+        reader = user("reader", "tls", READER_ACLS)
+        kubectl.apply(namespace, *topics, writer, reader)
+        for kind, name in (
+            ("cluster", NAME),
+            ("topic", "orders-eu"),
+            ("topic", "payments"),
+            ("user", "writer"),
+            ("user", "reader"),
+        ):
+            wait_for(
+                f"{kind} {name} Ready",
+                lambda kind=kind, name=name: ready(kubectl, kind, name, namespace),
+                300,
+                2,
+                real_cluster.report,
+            )
+        found = kubectl.get(namespace, "user", "writer")
+        assert found is not None
+        assert found["status"]["principal"] == "User:writer"
+        assert found["status"]["secret"] == "writer"
+        as_writer = client_settings(kubectl, namespace, "writer", tmp_path / "writer")
+        as_reader = client_settings(kubectl, namespace, "reader", tmp_path / "reader")
+        assert "security.protocol=SASL_SSL" in as_writer
+        assert "security.protocol=SSL" in as_reader
+
+        # the writer writes where its ACLs say, and nowhere else
+        assert produce(real_cluster, as_writer, "orders-eu", ["a", "b", "c"]) == ""
+        assert DENIED in produce(real_cluster, as_writer, "payments", ["x"]).lower()
+        # the reader (a client certificate from the clients CA) reads, and may not write
+        read = consume(real_cluster, as_reader, "orders-eu")
+        assert read.returncode == 0, read.stderr
+        assert read.stdout.split() == ["a", "b", "c"]
+        assert DENIED in produce(real_cluster, as_reader, "orders-eu", ["y"]).lower()
+        assert DENIED in consume(real_cluster, as_reader, "payments").stderr.lower()
+
+        # a new rule takes effect within seconds
+        payments = {"resource": {"type": "topic", "name": "payments"}, "operations": ["Write"]}
+        more = [*WRITER_ACLS, payments]
+        kubectl.apply(namespace, user("writer", "scram-sha-512", more))
+        wait_for(
+            "writer allowed to write payments",
+            lambda: produce(real_cluster, as_writer, "payments", ["p"]) == "",
+            60,
+            2,
+            real_cluster.report,
+        )
+
+        # deleting the User revokes its credential, and its Secret goes
+        kubectl.run("delete", "-n", namespace, "user", "writer", "--wait=true", "--timeout=60s")
+        wait_for(
+            "the writer's credential revoked",
+            lambda: (
+                "authentication" in produce(real_cluster, as_writer, "orders-eu", ["z"]).lower()
+            ),
+            60,
+            2,
+            real_cluster.report,
+        )
+        wait_for(
+            "the writer's Secret deleted",
+            lambda: kubectl.get(namespace, "secret", "writer") is None,
+            60,
+            2,
+        )
+        read = consume(real_cluster, as_reader, "orders-eu")
+        assert read.returncode == 0 and read.stdout.split() == ["a", "b", "c"], read.stderr
+    finally:
+        kubectl.run("delete", "namespace", namespace, "--wait=false", check=False)
