@@ -14,6 +14,7 @@ from ..constants import (
     REPLICATION_PORT,
 )
 from ..models import ClusterSpec
+from ..models.cluster import ListenerAuthentication
 from . import names
 from .certificates import ORGANIZATION
 
@@ -75,9 +76,13 @@ def _security_properties(spec: ClusterSpec) -> dict[str, str]:
         authentication = listener.authentication
         if authentication is None:
             continue
+        prefix = f"listener.name.{listener.name.lower()}"
         if authentication.sasl_mechanism is not None:
-            prefix = f"listener.name.{listener.name.lower()}"
             properties[f"{prefix}.sasl.enabled.mechanisms"] = authentication.sasl_mechanism
+            properties |= {
+                f"{prefix}.sasl.oauthbearer.{key}": value
+                for key, value in _oauth_settings(authentication).items()
+            }
         else:
             rule = _USER_PRINCIPAL_RULE
             properties |= _client_certificates(listener.name, CLIENTS_CA_CERT_KEY, rule)
@@ -86,6 +91,17 @@ def _security_properties(spec: ClusterSpec) -> dict[str, str]:
         properties["authorizer.class.name"] = AUTHORIZER
         properties["super.users"] = ";".join(super_users)
     return properties
+
+
+def _oauth_settings(authentication: ListenerAuthentication) -> dict[str, str]:
+    """Kafka's sasl.oauthbearer.* settings (without that prefix) of an oauth listener."""
+    settings = {
+        "jwks.endpoint.url": authentication.jwks_endpoint_uri,
+        "expected.issuer": authentication.valid_issuer_uri,
+        "expected.audience": ",".join(authentication.audience or []) or None,
+        "sub.claim.name": authentication.user_name_claim,
+    }
+    return {key: value for key, value in settings.items() if value is not None}
 
 
 AUTHORIZER = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"

@@ -58,10 +58,13 @@ def sync_user(ctx: Context, body: Mapping[str, Any], logger: Log) -> dict[str, A
             raise UserNotReady("ClusterNotFound", message, refused=True)
         cluster_spec = ClusterSpec.model_validate(cluster.get("spec") or {})
         stored = _own_secret(ctx, body)
-        endpoint = _endpoint(ctx, body, cluster_spec, spec)
-        credential = _credential(ctx, body, cluster_spec, spec, stored, logger)
+        secret = None
+        if spec.authentication is not None:
+            endpoint = _endpoint(ctx, body, cluster_spec, spec.authentication.type)
+            credential = _credential(ctx, body, cluster_spec, spec, stored, logger)
+            secret = user_secret(owner, endpoint, credential)
         admin = cluster_admin(ctx, cluster)
-        _apply_credential(admin, owner.name, credential, stored.get(PASSWORD_KEY))
+        _apply_credential(admin, owner.name, credential if secret else None, stored)
         changes = acl_changes(desired_acls(owner.name, spec), admin.acls(principal(owner.name)))
         admin.delete_acls(changes.delete)
         admin.create_acls(changes.create)
@@ -74,7 +77,10 @@ def sync_user(ctx: Context, body: Mapping[str, Any], logger: Log) -> dict[str, A
         message = f"cluster {spec.cluster} is unavailable: {error}"
         verdicts = progressing("ClusterUnavailable", message)
         return report(ctx, body, verdicts, fields, UserStatus, logger)
-    ctx.kube.apply(user_secret(owner, endpoint, credential))
+    if secret is None:
+        message = "ACLs and quotas applied (no credential: authenticated elsewhere)"
+        return report(ctx, body, ready("Applied", message), fields, UserStatus, logger)
+    ctx.kube.apply(secret)
     fields["secret"] = owner.name
     message = f"credential, ACLs and quotas applied; clients read Secret {owner.name}"
     return report(ctx, body, ready("Applied", message), fields, UserStatus, logger)
@@ -107,22 +113,21 @@ def _listener(cluster: ClusterSpec, authentication: str) -> Listener | None:
 
 
 def _endpoint(
-    ctx: Context, body: Mapping[str, Any], cluster: ClusterSpec, spec: UserSpec
+    ctx: Context, body: Mapping[str, Any], cluster: ClusterSpec, authentication: str
 ) -> Endpoint:
     meta = body["metadata"]
-    listener = _listener(cluster, spec.authentication.type)
+    name = body["spec"]["cluster"]
+    listener = _listener(cluster, authentication)
     if listener is None:
-        message = (
-            f"Cluster {spec.cluster} has no listener with {spec.authentication.type} authentication"
-        )
+        message = f"Cluster {name} has no listener with {authentication} authentication"
         raise UserNotReady("NoListener", message, refused=True)
     ca_pem = None
     if listener.tls:
-        trusted = secret_data(ctx.kube, names.cluster_ca_cert(spec.cluster), meta["namespace"])
+        trusted = secret_data(ctx.kube, names.cluster_ca_cert(name), meta["namespace"])
         if CA_CERT_KEY not in trusted:
             raise UserNotReady("WaitingForCertificates", "the cluster CA is not made yet")
         ca_pem = trusted[CA_CERT_KEY]
-    bootstrap = names.bootstrap_servers(spec.cluster, meta["namespace"], listener.port)
+    bootstrap = names.bootstrap_servers(name, meta["namespace"], listener.port)
     return Endpoint(bootstrap, listener.security_protocol, ca_pem)
 
 
@@ -136,6 +141,7 @@ def _credential(
 ) -> Credential:
     """The User's password (referenced, kept or new) or certificate (kept or issued)."""
     authentication = spec.authentication
+    assert authentication is not None
     mechanism = authentication.sasl_mechanism
     if mechanism is not None:
         return Credential(mechanism, password=_password(ctx, body, spec, stored))
@@ -153,6 +159,7 @@ def _credential(
 def _password(
     ctx: Context, body: Mapping[str, Any], spec: UserSpec, stored: Mapping[str, bytes]
 ) -> str:
+    assert spec.authentication is not None
     source = spec.authentication.password
     if source is None:
         kept = stored.get(PASSWORD_KEY)
@@ -166,12 +173,14 @@ def _password(
 
 
 def _apply_credential(
-    admin: KafkaAdmin, user: str, credential: Credential, applied: bytes | None
+    admin: KafkaAdmin, user: str, credential: Credential | None, stored: Mapping[str, bytes]
 ) -> None:
-    """Set the password when it is new or the cluster lacks it; drop other mechanisms'."""
+    """Set the password when it is not the one in the User's Secret or the cluster lacks
+    it; drop every other SCRAM credential of the User."""
     held = admin.scram_mechanisms(user)
-    mechanism = credential.mechanism
-    if mechanism is not None and credential.password is not None:
+    mechanism = credential.mechanism if credential is not None else None
+    if credential is not None and mechanism is not None and credential.password is not None:
+        applied = stored.get(PASSWORD_KEY)
         changed = applied is None or applied.decode() != credential.password
         if changed or mechanism not in held:
             admin.set_scram_password(user, mechanism, credential.password)

@@ -92,15 +92,48 @@ class Coordination(Schema):
 
 
 class ListenerAuthentication(Schema):
-    """Who may connect to a listener: Users of the Cluster with that kind of credential."""
+    """Who may connect to a listener: Users of the Cluster with that kind of credential, or
+    holders of a token from an OAuth issuer."""
 
-    type: Literal["scram-sha-512", "scram-sha-256", "tls"]
+    model_config = ConfigDict(
+        json_schema_extra={
+            "x-kubernetes-validations": [
+                {
+                    "rule": "(self.type == 'oauth') == has(self.jwksEndpointUri)",
+                    "message": "jwksEndpointUri is required for, and only for, type oauth",
+                },
+                {
+                    "rule": "self.type == 'oauth' || !has(self.validIssuerUri)"
+                    " && !has(self.audience) && !has(self.userNameClaim)",
+                    "message": "validIssuerUri, audience and userNameClaim apply only to type"
+                    " oauth",
+                },
+            ]
+        }
+    )
+
+    type: Literal["scram-sha-512", "scram-sha-256", "tls", "oauth"]
     """scram-sha-512 / scram-sha-256: SASL SCRAM with a User's password; tls: a client
-    certificate issued by the clients CA (needs tls: true)."""
+    certificate issued by the clients CA (needs tls: true); oauth: SASL OAUTHBEARER with a
+    JWT the issuer signed, the principal named by its userNameClaim."""
+    jwks_endpoint_uri: Annotated[str, Field(pattern=r"^(https?|file)://", max_length=2048)] | (
+        None
+    ) = None
+    """oauth: where the issuer's signing keys (a JWKS) are; https in production."""
+    valid_issuer_uri: Annotated[str, Field(min_length=1, max_length=2048)] | None = None
+    """oauth: the iss every token must carry."""
+    audience: Annotated[list[Annotated[str, Field(min_length=1)]], Field(max_length=16)] | (
+        None
+    ) = None
+    """oauth: a token's aud must name one of these."""
+    user_name_claim: Annotated[str, Field(min_length=1, max_length=256)] | None = None
+    """oauth: the claim that names the principal (default sub)."""
 
     @property
     def sasl_mechanism(self) -> str | None:
-        return None if self.type == "tls" else self.type.upper()
+        if self.type == "tls":
+            return None
+        return "OAUTHBEARER" if self.type == "oauth" else self.type.upper()
 
 
 class Listener(Schema):

@@ -128,7 +128,9 @@ class UserSpec(Schema):
 
     cluster: DnsLabel
     """Name of the Cluster, in the same namespace."""
-    authentication: UserAuthentication
+    authentication: UserAuthentication | None = None
+    """Omit for a principal authenticated elsewhere (an oauth listener's token subject):
+    the User then has ACLs and quotas, and no credential or Secret."""
     authorization: UserAuthorization | None = None
     """ACLs of User:<name>; omit for none (the Cluster's authorization then denies it all)."""
     quotas: UserQuotas | None = None
@@ -140,4 +142,5 @@ class UserStatus(Conditions):
     principal: str | None = None
     """What ACLs and the brokers' logs call the User: User:<name>."""
     secret: str | None = None
-    """The Secret holding everything a client needs to connect as this User."""
+    """The Secret holding everything a client needs to connect as this User (none without
+    authentication)."""

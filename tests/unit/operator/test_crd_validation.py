@@ -82,7 +82,29 @@ REJECTED = [
     ),
     ("Cluster", {"authorization": {"superUsers": ["admin"]}}, "does not match"),
     ("User", {"authentication": {"type": "tls"}}, "'cluster' is a required property"),
-    ("User", {"cluster": "c"}, "'authentication' is a required property"),
+    (
+        "Cluster",
+        {"listeners": [{"name": "A", "authentication": {"type": "oauth"}}]},
+        "jwksEndpointUri is required for, and only for, type oauth",
+    ),
+    (
+        "Cluster",
+        {
+            "listeners": [
+                {"name": "A", "authentication": {"type": "scram-sha-512", "audience": ["k"]}}
+            ]
+        },
+        "validIssuerUri, audience and userNameClaim apply only to type oauth",
+    ),
+    (
+        "Cluster",
+        {
+            "listeners": [
+                {"name": "A", "authentication": {"type": "oauth", "jwksEndpointUri": "ldap://x"}}
+            ]
+        },
+        "does not match",
+    ),
     (
         "User",
         {

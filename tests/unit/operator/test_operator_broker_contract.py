@@ -6,13 +6,16 @@ import datetime
 import shutil
 import ssl
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
+from oauth_tokens import ISSUER, RSA_KEY, claims, jwks, public_jwk, signed
 
 from odradek.broker.cluster.peer_security import inter_broker_security
 from odradek.broker.config.broker_config import BrokerConfig
 from odradek.broker.security.distinguished_name import Subject
+from odradek.broker.security.jwt_validator import InvalidToken
 from odradek.broker.server.authorization import authorizer_from_config
 from odradek.broker.server.listener_security import listener_security
 from odradek.operator.builders.broker_config import broker_properties
@@ -207,3 +210,35 @@ def handshake(server: ssl.SSLContext, client: KeyPair, trusted: KeyPair) -> Subj
             subject: Subject | None = server_side.getpeercert().get("subject")  # type: ignore[union-attr, assignment]
             return subject
     raise AssertionError("the handshake did not finish")
+
+
+def test_an_oauth_listener_validates_tokens_of_its_issuer(tmp_path: Path) -> None:
+    """The operator's OAUTHBEARER settings as the broker reads them: the JWKS it names is
+    fetched, and a token of the issuer for the audience is accepted, naming its principal
+    by the claim asked for."""
+    keys = tmp_path / "jwks.json"
+    keys.write_bytes(jwks(public_jwk(RSA_KEY, "key-1")))
+    authentication = {
+        "type": "oauth",
+        "jwksEndpointUri": keys.as_uri(),
+        "validIssuerUri": ISSUER,
+        "audience": ["kafka"],
+        "userNameClaim": "preferred_username",
+    }
+    spec = ClusterSpec.model_validate(
+        {"listeners": [{"name": "OAUTH", "port": 9092, "authentication": authentication}]}
+    )
+    (tmp_path / "broker.properties").write_text(broker_properties("events", "prod", spec))
+    advertised = "OAUTH://b.prod.svc:9092,REPLICATION://b.prod.svc:9091"
+    environment = {**POD_ENV, "ODRADEK_ADVERTISED_LISTENERS": advertised}
+    config = BrokerConfig.load(tmp_path / "broker.properties", environ=environment)
+    [listener] = [lst for lst in config.listeners if lst.name == "OAUTH"]
+    assert listener.security_protocol.name == "SASL_PLAINTEXT"
+    sasl = listener_security(config, listener, lambda *_: None, b"x").sasl
+    assert sasl is not None and sasl.names == ("OAUTHBEARER",)
+    assert sasl.oauthbearer is not None
+    now = int(time.time())
+    valid = {"iat": now - 60, "exp": now + 3600, "preferred_username": "bob", "sub": "x-123"}
+    assert sasl.oauthbearer(signed(claims(aud="kafka", **valid))).principal_name == "bob"
+    with pytest.raises(InvalidToken):
+        sasl.oauthbearer(signed(claims(aud="other", **valid)))
