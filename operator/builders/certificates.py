@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 from . import names
@@ -74,10 +74,12 @@ def issue(
     valid_for: datetime.timedelta,
     now: datetime.datetime,
 ) -> KeyPair:
-    """A leaf certificate signed by ``ca`` for TLS servers and clients alike (a broker is
-    both: replication connects with it), valid for ``dns_names``."""
+    """A leaf certificate signed by ``ca`` (an EC or RSA key: the operator's, or one a user
+    brings) for TLS servers and clients alike (a broker is both: replication connects
+    with it), valid for ``dns_names``."""
     ca_key = serialization.load_pem_private_key(ca.key_pem, password=None)
-    assert isinstance(ca_key, ec.EllipticCurvePrivateKey)
+    if not isinstance(ca_key, ec.EllipticCurvePrivateKey | rsa.RSAPrivateKey):
+        raise ValueError(f"a CA key must be EC or RSA, not {type(ca_key).__name__}")
     ca_cert = ca.certificate
     key = ec.generate_private_key(ec.SECP256R1())
     builder = (

@@ -9,7 +9,7 @@ from __future__ import annotations
 import base64
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -118,14 +118,31 @@ _CLUSTER_CA = _CaSecrets("cluster", names.cluster_ca, names.cluster_ca_cert)
 _CLIENTS_CA = _CaSecrets("clients", names.clients_ca, names.clients_ca_cert)
 
 
+class MissingCertificateAuthority(Exception):
+    """A CA the user brings (generateCertificateAuthority: false) is not there."""
+
+
 def _sync_ca(
     ctx: Context, owner: Owner, secrets: _CaSecrets, spec: CertificateAuthority, logger: Log
 ) -> Authority:
-    """The CA, made or renewed if due, and its Secrets written."""
+    """The CA, made or renewed if due (unless the user brings it), and its Secrets written."""
     now = ctx.now()
     validity = timedelta(days=spec.validity_days)
-    authority = stored_authority(ctx, owner.namespace, secrets.key_secret(owner.name), spec)
-    if authority is None or authority.plan.renew is not None:
+    key_secret = secrets.key_secret(owner.name)
+    authority = stored_authority(ctx, owner.namespace, key_secret, spec)
+    if not spec.generate_certificate_authority:
+        if authority is None:
+            raise MissingCertificateAuthority(
+                f"{secrets.kind}Ca.generateCertificateAuthority is false: waiting for Secret"
+                f" {key_secret} with {CA_KEY_KEY} and {CA_CERT_KEY}"
+            )
+        plan = authority.plan
+        if plan.renew is not None:  # the user's to replace: it signs on meanwhile
+            logger.warning("%s CA of Secret %s: %s", secrets.kind, key_secret, plan.renew)
+            plan = replace(plan, renew=None, sign_with_previous=False)
+        previous = None if plan.drop_previous else authority.previous
+        authority = Authority(authority.current, previous, plan, validity)
+    elif authority is None or authority.plan.renew is not None:
         current = new_ca(f"{owner.name}-{secrets.kind}-ca", validity, now)
         if authority is None:
             plan = plan_ca(None, None, now, timedelta(days=spec.renewal_days))
@@ -138,13 +155,14 @@ def _sync_ca(
     elif authority.plan.drop_previous:
         logger.info("the previous %s CA expired: no longer trusted", secrets.kind)
         authority = Authority(authority.current, None, authority.plan, validity)
-    data = {CA_KEY_KEY: authority.current.key_pem, CA_CERT_KEY: authority.current.cert_pem}
-    if authority.previous is not None:
-        data |= {
-            PREVIOUS_CA_KEY_KEY: authority.previous.key_pem,
-            PREVIOUS_CA_CERT_KEY: authority.previous.cert_pem,
-        }
-    _apply(ctx, owner, secrets.key_secret(owner.name), data)
+    if spec.generate_certificate_authority:
+        data = {CA_KEY_KEY: authority.current.key_pem, CA_CERT_KEY: authority.current.cert_pem}
+        if authority.previous is not None:
+            data |= {
+                PREVIOUS_CA_KEY_KEY: authority.previous.key_pem,
+                PREVIOUS_CA_CERT_KEY: authority.previous.cert_pem,
+            }
+        _apply(ctx, owner, key_secret, data)
     _apply(ctx, owner, secrets.cert_secret(owner.name), {CA_CERT_KEY: authority.trusted})
     return authority
 

@@ -11,12 +11,13 @@ from ..builders.cluster import cluster_objects
 from ..builders.meta import Obj, Owner, label_selector_string, selector_labels
 from ..models import ClusterSpec, ClusterStatus
 from ..planning.cluster_health import Activity, cluster_verdicts
+from ..planning.conditions import failed
 from ..planning.failover import plan_failover
 from ..planning.rebalance import plan_rebalance
 from ..planning.rolling_restart import Broker, Restart, Wait, next_restart
 from ..planning.scale_down import plan_scale_down
 from .cluster_address import admin_bootstrap
-from .cluster_certificates import sync_certificates
+from .cluster_certificates import MissingCertificateAuthority, sync_certificates
 from .context import Context, Log
 from .kafka_admin import ClusterMetadata, KafkaAdmin, KafkaAdminError
 from .observe_brokers import BrokerObservation, claim_name, observe_brokers
@@ -37,7 +38,14 @@ def sync_cluster(ctx: Context, body: Mapping[str, Any], logger: Log) -> Obj:
     tls = None
     if spec.secured:  # certificates for every broker there is or is to be
         brokers = max(spec.replicas, observed.statefulset_replicas or 0)
-        tls = sync_certificates(ctx, owner, spec.model_copy(update={"replicas": brokers}), logger)
+        try:
+            tls = sync_certificates(
+                ctx, owner, spec.model_copy(update={"replicas": brokers}), logger
+            )
+        except MissingCertificateAuthority as missing:
+            verdicts = failed("CertificateAuthorityMissing", str(missing))
+            known: Obj = {"bootstrapServers": bootstrap}
+            return report(ctx, body, verdicts, known, ClusterStatus, logger)
     admin = ctx.admin(admin_bootstrap(body, ctx.out_of_cluster), tls)
     metadata = _metadata(admin) if observed.statefulset_replicas else None
     replicas, activity = _replicas(admin, spec, observed, metadata)

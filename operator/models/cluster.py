@@ -189,6 +189,10 @@ class CertificateAuthority(Schema):
         }
     )
 
+    generate_certificate_authority: bool = True
+    """false: bring your own CA, in the Secret <cluster>-cluster-ca (or -clients-ca) with
+    ca.key and ca.crt (PEM; previous-ca.key and previous-ca.crt too while an old one must
+    stay trusted); the operator issues certificates from it and never replaces it."""
     validity_days: Annotated[int, Field(ge=2, le=3650)] = 365
     """How long the CA and each certificate it issues are valid."""
     renewal_days: Annotated[int, Field(ge=1, le=1825)] = 30

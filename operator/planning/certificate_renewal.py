@@ -30,6 +30,8 @@ def renewal_reason(
     if sorted(_dns_names(certificate)) != sorted(dns_names):
         return "its names changed"
     expires = certificate.not_valid_after_utc
+    if expires >= ca.not_valid_after_utc:
+        return None  # as long as its CA: a new one could last no longer
     if now >= expires - renew_before:
         return f"it expires at {expires:%Y-%m-%dT%H:%M:%SZ}, within the renewal window"
     return None
@@ -51,11 +53,13 @@ def _key_id(certificate: x509.Certificate) -> bytes | None:
     return extension.value.key_identifier
 
 
-def _subject_key_id(ca: x509.Certificate) -> bytes | None:
+def _subject_key_id(ca: x509.Certificate) -> bytes:
+    """The CA's key identifier: its extension's, or (a CA a user brought may lack one) the
+    one its certificates' authority key identifier is made from."""
     try:
         return ca.extensions.get_extension_for_class(x509.SubjectKeyIdentifier).value.digest
     except x509.ExtensionNotFound:
-        return None
+        return x509.SubjectKeyIdentifier.from_public_key(ca.public_key()).digest  # type: ignore[arg-type]
 
 
 @dataclass(frozen=True)

@@ -15,9 +15,15 @@ import re
 import pytest
 from cryptography import x509
 from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import rsa
+from cryptography.x509.oid import NameOID
 from e2e_kubectl import Kubectl
 
-from odradek.operator.handlers.cluster_certificates import sync_certificates
+from odradek.operator.handlers.cluster_certificates import (
+    MissingCertificateAuthority,
+    sync_certificates,
+)
 from odradek.operator.handlers.cluster_sync import owner_of
 from odradek.operator.handlers.confluent_admin import ConfluentAdmin
 from odradek.operator.handlers.context import Context
@@ -73,7 +79,9 @@ def test_the_cluster_ca_is_renewed_without_a_certificate_clients_do_not_trust(
         assert certificates(tls.ca_pem.encode()) == trusted
         brokers = secret(kubectl, namespace, "events-broker-certs")
         assert certificates(brokers["ca.crt"]) == trusted
-        in_use = {name: certificates(pem)[0] for name, pem in brokers.items() if name != "ca.crt"}
+        in_use = {
+            name: certificates(pem)[0] for name, pem in brokers.items() if name.endswith(".pem")
+        }
         in_use["operator"] = certificates(tls.cert_pem.encode())[0]
         for name, certificate in in_use.items():  # each verifies against a trusted CA
             assert any(_signed_by(certificate, ca) for ca in trusted), name
@@ -112,3 +120,87 @@ def _signed_by(certificate: x509.Certificate, ca: x509.Certificate) -> bool:
     except (ValueError, TypeError, InvalidSignature):
         return False
     return True
+
+
+def test_a_ca_the_user_brings_signs_the_certificates_and_is_never_replaced(
+    kubectl: Kubectl,
+    crds: None,
+    namespace: str,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """generateCertificateAuthority: false. Without the user's Secret nothing is issued
+    and the pass says what it waits for; with it (an RSA CA without a subject key
+    identifier, as other tools make them) every certificate comes from it, once, and the
+    Secret is left as the user wrote it, also when the CA is about to expire."""
+    if kubectl.kubeconfig is not None:
+        monkeypatch.setenv("KUBECONFIG", str(kubectl.kubeconfig))
+    cluster = {
+        **CLUSTER,
+        "spec": {
+            **CLUSTER["spec"],
+            "clusterCa": {"generateCertificateAuthority": False, "renewalDays": 30},
+        },
+    }
+    kubectl.apply(namespace, cluster)
+    body = kubectl.get(namespace, "clusters.odradek.io", "events")
+    assert body is not None
+    owner = owner_of(body)
+    spec = ClusterSpec.model_validate(body["spec"])
+    clock = [T0]
+    context = Context(ApiKube(), ConfluentAdmin, now=lambda: clock[0])
+    logger = logging.getLogger("certificates")
+    with pytest.raises(MissingCertificateAuthority, match="waiting for Secret events-cluster-ca"):
+        sync_certificates(context, owner, spec, logger)
+    assert kubectl.get(namespace, "secret", "events-broker-certs") is None
+
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "corporate-ca")])
+    ca = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(T0 - DAY)
+        .not_valid_after(T0 + 200 * DAY)
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .sign(key, hashes.SHA256())
+    )
+    brought = {
+        "ca.key": key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.TraditionalOpenSSL,
+            serialization.NoEncryption(),
+        ),
+        "ca.crt": ca.public_bytes(serialization.Encoding.PEM),
+    }
+    kubectl.apply(
+        namespace,
+        {
+            "apiVersion": "v1",
+            "kind": "Secret",
+            "metadata": {"name": "events-cluster-ca"},
+            "data": {k: base64.b64encode(v).decode() for k, v in brought.items()},
+        },
+    )
+
+    def issued_at(when: datetime.datetime) -> dict[str, x509.Certificate]:
+        clock[0] = when
+        sync_certificates(context, owner, spec, logger)
+        brokers = secret(kubectl, namespace, "events-broker-certs")
+        assert certificates(brokers["ca.crt"]) == [ca]
+        return {n: certificates(pem)[0] for n, pem in brokers.items() if n.endswith(".pem")}
+
+    first = issued_at(T0)
+    assert sorted(first) == ["events-broker-0.pem", "events-broker-1.pem"]
+    assert all(_signed_by(certificate, ca) for certificate in first.values())
+    assert issued_at(T0 + DAY) == first  # kept: recognised as the CA's own
+    # within renewalDays of the CA's expiry: said, and the certificates (which already last
+    # as long as the CA) are kept
+    assert issued_at(T0 + 180 * DAY) == first
+    assert "within the renewal window" in caplog.text
+    stored = kubectl.get(namespace, "secret", "events-cluster-ca")
+    assert stored is not None and "ownerReferences" not in stored["metadata"]
+    assert secret(kubectl, namespace, "events-cluster-ca") == brought
+    assert certificates(secret(kubectl, namespace, "events-cluster-ca-cert")["ca.crt"]) == [ca]

@@ -58,6 +58,14 @@ def test_a_certificate_is_issued_again_when_due(
     assert found == reason or (reason is not None and found is not None and reason in found)
 
 
+def test_a_certificate_lasting_as_long_as_its_ca_is_kept_in_the_renewal_window() -> None:
+    """Issued again, it could last no longer: the CA expires first (a CA the user brings
+    and has not replaced yet)."""
+    ca = new_ca("ca", 40 * DAY, NOW)
+    pem = issue(ca, "b", ["b.svc"], 40 * DAY, NOW).cert_pem
+    assert renewal_reason(pem, ca.certificate, ["b.svc"], NOW + 35 * DAY, 30 * DAY) is None
+
+
 def test_a_missing_or_unreadable_certificate_is_issued() -> None:
     ca = new_ca("ca", 365 * DAY, NOW).certificate
     assert renewal_reason(None, ca, [], NOW, DAY) == "no certificate yet"
