@@ -2,16 +2,17 @@
 
 Keys are the spec's camelCase names. Every error names the field it is about
 (``source.bootstrapServers: ...``); unknown fields are refused so a typo is not
-silently ignored. Besides the operator's fields the file takes runtime tuning:
-``refreshIntervalSeconds``, ``commitIntervalSeconds``, ``queueSize`` and
-``replicationFactor``.
+silently ignored. A client setting may read a value from a file, as Kafka's
+DirectoryConfigProvider does: ``${directory:/etc/secret:password}``. Besides the
+operator's fields the file takes runtime tuning: ``refreshIntervalSeconds``,
+``commitIntervalSeconds``, ``queueSize`` and ``replicationFactor``.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, TypeVar, cast
 
@@ -41,8 +42,8 @@ class Endpoint:
 
     alias: str
     bootstrap_servers: str
-    client_config: Mapping[str, str]
-    """Extra librdkafka/Kafka client settings (security, timeouts)."""
+    client_config: Mapping[str, str] = field(repr=False)
+    """Extra librdkafka/Kafka client settings (security, timeouts); may hold a password."""
 
 
 @dataclass(frozen=True)
@@ -159,10 +160,28 @@ def _endpoint(section: _Section) -> Endpoint:
         )
     servers = section.text("bootstrapServers")
     extra = section.section("config")
-    client_config = {str(k): str(v) for k, v in extra.data.items()}
+    client_config = {str(k): _resolved(extra.field(str(k)), str(v)) for k, v in extra.data.items()}
     extra.used.update(client_config)
     section.finish()
     return Endpoint(alias, servers, client_config)
+
+
+_DIRECTORY_REFERENCE = re.compile(r"\$\{directory:([^:}]+):([^:}/]+)\}")
+"""Kafka's DirectoryConfigProvider syntax: the content of the file KEY in directory DIR
+(a mounted Secret's key), so no password need stand in the file."""
+
+
+def _resolved(where: str, value: str) -> str:
+    """``value`` with each ``${directory:DIR:KEY}`` replaced by that file's content."""
+
+    def content(match: re.Match[str]) -> str:
+        path = Path(match.group(1)) / match.group(2)
+        try:
+            return path.read_text().rstrip("\n")
+        except OSError as error:
+            raise MirrorConfigError(f"{where}: cannot read {path}: {error.strerror}") from None
+
+    return _DIRECTORY_REFERENCE.sub(content, value)
 
 
 def _patterns(section: _Section, key: str, default: tuple[str, ...]) -> tuple[str, ...]:

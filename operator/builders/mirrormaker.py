@@ -21,9 +21,13 @@ from ..models.mirrormaker import Endpoint
 from . import names
 from .meta import Obj, Owner, config_hash, labels, metadata, selector_labels
 from .pod_defaults import CONTAINER_SECURITY_CONTEXT, POD_SECURITY_CONTEXT
+from .user_secret import PASSWORD_KEY, USER_CERT_KEY, USER_KEY_KEY, USERNAME_KEY
 
 MIRROR_CA_DIR = "/etc/odradek/ca"
 """Where the CA of each side's Cluster is mounted, when the mirror reaches it over TLS."""
+MIRROR_USERS_DIR = "/etc/odradek/users"
+"""Where the Secret of each side's User is mounted."""
+SIDES = ("source", "target")
 
 
 def listener_of(cluster: ClusterSpec, name: str | None) -> Listener | None:
@@ -56,29 +60,67 @@ def _ca_dir(side: str) -> str:
     return f"{MIRROR_CA_DIR}/{side}"
 
 
+def _user_dir(side: str) -> str:
+    return f"{MIRROR_USERS_DIR}/{side}"
+
+
+def _security(side: str, endpoint: Endpoint, cluster: ClusterSpec | None) -> dict[str, str]:
+    """Client settings for the endpoint's listener: its protocol, the Cluster's CA with TLS,
+    and the User's credential read from its mounted Secret (never written out here)."""
+    listener = listener_of(cluster, endpoint.listener) if cluster is not None else None
+    if listener is None:
+        return {}
+    settings: dict[str, str] = {}
+    if listener.security_protocol != "PLAINTEXT":
+        settings["security.protocol"] = listener.security_protocol
+    if _trusted_ca(endpoint, cluster):
+        settings["ssl.ca.location"] = f"{_ca_dir(side)}/{CA_CERT_KEY}"
+    authentication = listener.authentication
+    if endpoint.user is None or authentication is None:
+        return settings
+    if authentication.type == "tls":
+        settings["ssl.certificate.location"] = f"{_user_dir(side)}/{USER_CERT_KEY}"
+        settings["ssl.key.location"] = f"{_user_dir(side)}/{USER_KEY_KEY}"
+    elif authentication.sasl_mechanism is not None:
+        settings["sasl.mechanism"] = authentication.sasl_mechanism
+        for setting, key in (("sasl.username", USERNAME_KEY), ("sasl.password", PASSWORD_KEY)):
+            settings[setting] = f"${{directory:{_user_dir(side)}:{key}}}"
+    return settings
+
+
 def mirror_config(
     owner: Owner, spec: MirrorMakerSpec, clusters: Mapping[str, ClusterSpec] | None = None
 ) -> str:
     """The file `odradek mirror --config` reads: the spec with endpoints resolved."""
     clusters = clusters or {}
     document: dict[str, Any] = spec.wire()
-    for side in ("source", "target"):
+    for side in SIDES:
         endpoint: Endpoint = getattr(spec, side)
         cluster = clusters.get(endpoint.cluster or "")
-        tls = (
-            {"security.protocol": "SSL", "ssl.ca.location": f"{_ca_dir(side)}/{CA_CERT_KEY}"}
-            if _trusted_ca(endpoint, cluster)
-            else {}
-        )
         document[side] = {
             "alias": endpoint.alias,
             "bootstrapServers": bootstrap_for(endpoint, owner.namespace, cluster),
-            "config": {**tls, **endpoint.config},
+            "config": {**_security(side, endpoint, cluster), **endpoint.config},
         }
     for key in ("image", "replicas", "resources"):
         document.pop(key, None)
     document["name"] = owner.name
     return yaml.safe_dump(document, sort_keys=True)
+
+
+def _mounted_secrets(
+    spec: MirrorMakerSpec, clusters: Mapping[str, ClusterSpec]
+) -> list[tuple[str, str, str]]:
+    """(volume, Secret, mount path) of each side's trusted CA and User."""
+    mounted = []
+    for side in SIDES:
+        endpoint: Endpoint = getattr(spec, side)
+        trusted = _trusted_ca(endpoint, clusters.get(endpoint.cluster or ""))
+        if trusted is not None:
+            mounted.append((f"{side}-ca", trusted, _ca_dir(side)))
+        if endpoint.user is not None:
+            mounted.append((f"{side}-user", endpoint.user, _user_dir(side)))
+    return mounted
 
 
 def mirror_objects(
@@ -88,15 +130,7 @@ def mirror_objects(
     clusters = clusters or {}
     config = mirror_config(owner, spec, clusters)
     name = names.mirror(owner.name)
-    trusted = {
-        side: secret
-        for side in ("source", "target")
-        if (
-            secret := _trusted_ca(
-                getattr(spec, side), clusters.get(getattr(spec, side).cluster or "")
-            )
-        )
-    }
+    mounted = _mounted_secrets(spec, clusters)
     container: Obj = {
         "name": "mirror",
         "image": spec.image,
@@ -109,10 +143,7 @@ def mirror_objects(
         "volumeMounts": [
             {"name": "config", "mountPath": BROKER_CONFIG_DIR, "readOnly": True},
             {"name": "tmp", "mountPath": "/tmp"},
-            *(
-                {"name": f"{side}-ca", "mountPath": _ca_dir(side), "readOnly": True}
-                for side in trusted
-            ),
+            *({"name": volume, "mountPath": path, "readOnly": True} for volume, _, path in mounted),
         ],
     }
     if spec.resources is not None:
@@ -137,8 +168,8 @@ def mirror_objects(
                         {"name": "config", "configMap": {"name": name}},
                         {"name": "tmp", "emptyDir": {"sizeLimit": "64Mi"}},
                         *(
-                            {"name": f"{side}-ca", "secret": {"secretName": secret}}
-                            for side, secret in trusted.items()
+                            {"name": volume, "secret": {"secretName": secret}}
+                            for volume, secret, _ in mounted
                         ),
                     ],
                 },

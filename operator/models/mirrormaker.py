@@ -29,6 +29,10 @@ class Endpoint(Schema):
                     "rule": "!has(self.listener) || has(self.cluster)",
                     "message": "listener names a listener of the Cluster: set cluster",
                 },
+                {
+                    "rule": "!has(self.user) || has(self.cluster)",
+                    "message": "user names a User of the Cluster: set cluster",
+                },
             ]
         }
     )
@@ -40,6 +44,9 @@ class Endpoint(Schema):
     listener: Annotated[str, Field(pattern=r"^[A-Z][A-Z0-9_]*$", max_length=32)] | None = None
     """The Cluster's listener to connect to (default: its first); with TLS the mirror trusts
     the Cluster's CA."""
+    user: DnsLabel | None = None
+    """A User of the Cluster, in this namespace, the mirror connects as: its Secret's password
+    or client certificate, for the listener's authentication."""
     config: KafkaConfig = {}
     """Extra client settings (security, timeouts) in Kafka's names."""
 

@@ -1,7 +1,9 @@
 """Users of a secured Cluster on real pods: a SCRAM-SHA-512 listener and a client-certificate
 listener, both over TLS, with ACLs enforced. Each User gets a Secret; a client configured
 from nothing but that Secret may do what its ACLs allow and is denied the rest; a change to
-a User's ACLs takes effect within seconds, and deleting the User revokes its access."""
+a User's ACLs takes effect within seconds, and deleting the User revokes its access. A
+MirrorMaker connects as one User on each side (a password on one listener, a certificate
+on the other), read from their Secrets."""
 
 from __future__ import annotations
 
@@ -30,10 +32,18 @@ WRITER_ACLS = [
 ]
 READER_ACLS = [
     {
-        "resource": {"type": "topic", "name": "orders-", "patternType": "prefix"},
+        "resource": {"type": "topic", "name": prefix, "patternType": "prefix"},
         "operations": ["Read", "Describe"],
     }
+    for prefix in ("orders-", "src.")
 ]
+MIRROR = {
+    "source": {"alias": "src", "cluster": NAME, "listener": "SCRAM", "user": "mirror-source"},
+    "target": {"alias": "dst", "cluster": NAME, "listener": "MTLS", "user": "mirror-target"},
+    "topics": {"include": ["orders-eu"]},
+    "naming": "prefix",
+    "replicas": 1,
+}
 DENIED = "authorization failed"
 
 
@@ -116,8 +126,9 @@ def test_users_get_secrets_and_exactly_the_access_their_acls_give(
     kubectl = real_cluster.kubectl
     namespace = new_namespace(kubectl)
     try:
+        mirror_users = ["User:mirror-source", "User:mirror-target"]
         cluster = small_cluster(
-            NAME, listeners=LISTENERS, authorization={"superUsers": ["User:admin"]}
+            NAME, listeners=LISTENERS, authorization={"superUsers": mirror_users}
         )
         kubectl.apply(namespace, cluster)
         topics = [
@@ -159,6 +170,29 @@ def test_users_get_secrets_and_exactly_the_access_their_acls_give(
         assert read.stdout.split() == ["a", "b", "c"]
         assert DENIED in produce(real_cluster, as_reader, "orders-eu", ["y"]).lower()
         assert DENIED in consume(real_cluster, as_reader, "payments").stderr.lower()
+
+        # a MirrorMaker as a SCRAM User on the source side and a certificate User on the target
+        mirror_source = user("mirror-source", "scram-sha-512", [])
+        mirror_target = user("mirror-target", "tls", [])
+        kubectl.apply(namespace, mirror_source, mirror_target)
+        for name in ("mirror-source", "mirror-target"):
+            wait_for(
+                f"user {name} Ready",
+                lambda name=name: ready(kubectl, "user", name, namespace),
+                120,
+                2,
+                real_cluster.report,
+            )
+        kubectl.apply(namespace, resource("MirrorMaker", "loop", MIRROR))
+        wait_for(
+            "orders-eu mirrored into src.orders-eu",
+            lambda: (
+                consume(real_cluster, as_reader, "src.orders-eu").stdout.split() == ["a", "b", "c"]
+            ),
+            240,
+            3,
+            real_cluster.report,
+        )
 
         # a new rule takes effect within seconds
         payments = {"resource": {"type": "topic", "name": "payments"}, "operations": ["Write"]}

@@ -83,3 +83,15 @@ def test_a_file_that_is_missing_or_not_yaml_is_reported_with_its_path(tmp_path: 
     broken.write_text("source: [unclosed")
     with pytest.raises(MirrorConfigError, match=r"broken\.yaml is not valid YAML"):
         load_config(broken)
+
+
+def test_a_client_setting_read_from_a_missing_file_is_named(tmp_path: Path) -> None:
+    document = _document(
+        source={
+            "alias": "east",
+            "bootstrapServers": "east:9092",
+            "config": {"sasl.password": f"${{directory:{tmp_path}:password}}"},
+        }
+    )
+    with pytest.raises(MirrorConfigError, match=r"source\.config\.sasl\.password: cannot read"):
+        parse_config(document)
