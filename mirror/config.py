@@ -18,6 +18,8 @@ from typing import Literal, TypeVar, cast
 
 import yaml
 
+from odradek.config_references import UnreadableReference, resolved
+
 from .constants import (
     DEFAULT_COMMIT_INTERVAL_S,
     DEFAULT_INTERVAL_S,
@@ -166,22 +168,11 @@ def _endpoint(section: _Section) -> Endpoint:
     return Endpoint(alias, servers, client_config)
 
 
-_DIRECTORY_REFERENCE = re.compile(r"\$\{directory:([^:}]+):([^:}/]+)\}")
-"""Kafka's DirectoryConfigProvider syntax: the content of the file KEY in directory DIR
-(a mounted Secret's key), so no password need stand in the file."""
-
-
 def _resolved(where: str, value: str) -> str:
-    """``value`` with each ``${directory:DIR:KEY}`` replaced by that file's content."""
-
-    def content(match: re.Match[str]) -> str:
-        path = Path(match.group(1)) / match.group(2)
-        try:
-            return path.read_text().rstrip("\n")
-        except OSError as error:
-            raise MirrorConfigError(f"{where}: cannot read {path}: {error.strerror}") from None
-
-    return _DIRECTORY_REFERENCE.sub(content, value)
+    try:
+        return resolved(value)
+    except UnreadableReference as error:
+        raise MirrorConfigError(f"{where}: {error}") from None
 
 
 def _patterns(section: _Section, key: str, default: tuple[str, ...]) -> tuple[str, ...]:

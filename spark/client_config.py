@@ -1,8 +1,12 @@
-"""librdkafka settings for the clients the data source makes (driver and executors)."""
+"""librdkafka settings for the clients the data source makes (driver and executors), with
+``${directory:DIR:KEY}`` values read where the client is made (odradek.config_references):
+a password in a mounted Secret never stands in the Spark plan."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+
+from odradek.config_references import resolved_settings
 
 # librdkafka's consumer insists on a group id even with assign(); nothing is ever
 # committed under it (Spark's checkpoint holds the offsets).
@@ -12,13 +16,13 @@ READER_GROUP_ID = "odradek-spark-reader"
 def admin_config(
     bootstrap_servers: str, settings: Mapping[str, str]
 ) -> dict[str, str | int | float | bool]:
-    return {**settings, "bootstrap.servers": bootstrap_servers}
+    return {**resolved_settings(settings), "bootstrap.servers": bootstrap_servers}
 
 
 def consumer_config(bootstrap_servers: str, settings: Mapping[str, str]) -> dict[str, object]:
     return {
         "group.id": READER_GROUP_ID,
-        **settings,
+        **resolved_settings(settings),
         "bootstrap.servers": bootstrap_servers,
         "enable.auto.commit": False,
         "enable.auto.offset.store": False,
@@ -34,6 +38,6 @@ def producer_config(bootstrap_servers: str, settings: Mapping[str, str]) -> dict
     return {
         "enable.idempotence": True,
         "linger.ms": 5,
-        **settings,
+        **resolved_settings(settings),
         "bootstrap.servers": bootstrap_servers,
     }

@@ -12,16 +12,18 @@ import argparse
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.streaming.query import StreamingQuery
-from pyspark.sql.streaming.readwriter import DataStreamWriter
+from pyspark.sql.streaming.readwriter import DataStreamReader, DataStreamWriter
 
 from odradek.spark.data_source import FORMAT
 from odradek.spark.session import local_session
 
 FORMATS = (FORMAT, "kafka")
+Stream = TypeVar("Stream", DataStreamReader, DataStreamWriter)
 
 
 @dataclass(frozen=True)
@@ -37,15 +39,24 @@ class JobSettings:
     available_now: bool = False
     """Process what is there and stop (Trigger.AvailableNow) instead of running on."""
     trigger_seconds: float = 5.0
+    client_properties: tuple[tuple[str, str], ...] = ()
+    """Kafka client settings (security: a User's, with ${directory:DIR:KEY} for secrets)."""
+
+
+def _with_client_properties(stream: Stream, settings: JobSettings) -> Stream:
+    for key, value in settings.client_properties:
+        stream = stream.option(f"kafka.{key}", value)
+    return stream
 
 
 def read_topic(spark: SparkSession, settings: JobSettings) -> DataFrame:
     """The source topic as a stream with Spark's Kafka source columns."""
-    reader = (
+    reader = _with_client_properties(
         spark.readStream.format(settings.format)
         .option("kafka.bootstrap.servers", settings.bootstrap_servers)
         .option("subscribe", settings.source_topic)
-        .option("startingOffsets", settings.starting_offsets)
+        .option("startingOffsets", settings.starting_offsets),
+        settings,
     )
     if settings.max_offsets_per_trigger is not None:
         reader = reader.option("maxOffsetsPerTrigger", str(settings.max_offsets_per_trigger))
@@ -59,7 +70,7 @@ def start_sinks(result: DataFrame, key: Column, settings: JobSettings) -> list[S
         key.cast("string").alias("key"), F.to_json(F.struct(*result.columns)).alias("value")
     )
     queries = [
-        _trigger(as_records.writeStream, settings)
+        _with_client_properties(_trigger(as_records.writeStream, settings), settings)
         .format(settings.format)
         .option("kafka.bootstrap.servers", settings.bootstrap_servers)
         .option("topic", settings.results_topic)
@@ -90,6 +101,13 @@ def _trigger(writer: DataStreamWriter, settings: JobSettings) -> DataStreamWrite
 Pipeline = Callable[[SparkSession, JobSettings], list[StreamingQuery]]
 
 
+def _property(text: str) -> tuple[str, str]:
+    key, sep, value = text.partition("=")
+    if not sep or not key:
+        raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {text!r}")
+    return key, value
+
+
 def main(pipeline: Pipeline, description: str, argv: Sequence[str] | None = None) -> None:
     """Command line of a pipeline module: parse settings, start it, wait until it ends."""
     parser = argparse.ArgumentParser(description=description)
@@ -105,9 +123,22 @@ def main(pipeline: Pipeline, description: str, argv: Sequence[str] | None = None
         "--available-now", action="store_true", help="process what is there, then stop"
     )
     parser.add_argument("--trigger-seconds", type=float, default=5.0)
+    parser.add_argument(
+        "-X",
+        "--client-property",
+        dest="client_properties",
+        action="append",
+        type=_property,
+        default=[],
+        metavar="KEY=VALUE",
+        help="a Kafka client setting, e.g. security.protocol=SASL_SSL; a secret as"
+        " sasl.password=${directory:/etc/odradek/user:password} (read from that file)",
+    )
     parser.add_argument("--master", help="Spark master (default: spark-submit's, else local[*])")
     args = parser.parse_args(argv)
-    settings = JobSettings(**{k: v for k, v in vars(args).items() if k != "master"})
+    values = {k: v for k, v in vars(args).items() if k != "master"}
+    values["client_properties"] = tuple(values["client_properties"])
+    settings = JobSettings(**values)
     spark = local_session(app_name=parser.prog, master=args.master)
     queries = pipeline(spark, settings)
     for query in queries:

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
-from broker_process import Broker
+from broker_process import Broker, BrokerFactory
+from secured_broker import PLAIN_USERS, secured_broker
 from spark_support import (
     MINUTE_MS,
     START_MS,
@@ -76,17 +77,36 @@ def test_activity_tracking_parquet_matches_independent_counts_after_restart(
     assert len(published) == pq.read_table(tmp_path / "parquet").num_rows
 
 
-def test_metrics_aggregation_matches_independent_aggregates(broker: Broker, tmp_path: Path) -> None:
+@pytest.mark.parametrize("secured", [False, True], ids=["plaintext", "sasl-password-in-a-file"])
+def test_metrics_aggregation_matches_independent_aggregates(
+    broker: Broker, broker_factory: BrokerFactory, tmp_path: Path, secured: bool
+) -> None:
+    """Secured: Spark reads and writes over SASL as a user whose password it reads from a
+    file, as a pod reads a mounted Secret (``${directory:DIR:KEY}``): never in the plan."""
+    spark_bootstrap, properties = broker.bootstrap, ()
+    if secured:
+        guarded = secured_broker(broker_factory, tmp_path / "tls")
+        broker, spark_bootstrap = guarded.broker, guarded.sasl_plaintext_bootstrap()
+        secret = tmp_path / "user"
+        secret.mkdir()
+        (secret / "password").write_text(PLAIN_USERS["bob"] + "\n")
+        properties = (
+            ("security.protocol", "SASL_PLAINTEXT"),
+            ("sasl.mechanism", "PLAIN"),
+            ("sasl.username", "bob"),
+            ("sasl.password", f"${{directory:{secret}:password}}"),
+        )
     source, results = new_topic(broker.bootstrap, PARTITIONS), new_topic(broker.bootstrap, 1)
     demo(broker.bootstrap, "metrics", source, 800, seed=3, start_ms=START_MS)
     closing = MetricSample("host-x", "cpu.percent", 0.0, START_MS + 60 * MINUTE_MS)
     produce(broker.bootstrap, source, [(closing.key(), closing.encode())])
     settings = JobSettings(
-        bootstrap_servers=broker.bootstrap,
+        bootstrap_servers=spark_bootstrap,
         source_topic=source,
         results_topic=results,
         checkpoint_dir=str(tmp_path / "checkpoints"),
         available_now=True,
+        client_properties=properties,
     )
     run_to_end(settings, metrics_aggregation.start)
 

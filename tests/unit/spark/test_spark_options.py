@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import argparse
+from pathlib import Path
+
 import pytest
 
+from odradek.config_references import UnreadableReference
+from odradek.spark.client_config import consumer_config, producer_config
 from odradek.spark.offsets import TopicPartition
 from odradek.spark.options import (
     AtTimestamp,
@@ -14,6 +19,7 @@ from odradek.spark.options import (
     parse_read_options,
     parse_write_options,
 )
+from odradek.spark.pipelines.streaming_job import _property
 from odradek.spark.subscription import Assign, Subscribe, SubscribePattern
 
 BASE = {"kafka.bootstrap.servers": "b:9092", "subscribe": "a, b"}
@@ -101,3 +107,21 @@ def test_write_options_need_bootstrap_and_a_non_empty_topic() -> None:
     assert parse_write_options({"kafka.bootstrap.servers": "b:1", "topic": "t"}).topic == "t"
     with pytest.raises(OptionError, match="topic"):
         parse_write_options({"kafka.bootstrap.servers": "b:1", "topic": " "})
+
+
+def test_client_settings_read_secrets_from_files_where_the_client_is_made(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "password").write_text("s3cret\n")
+    settings = {"sasl.password": f"${{directory:{tmp_path}:password}}", "acks": "all"}
+    config = consumer_config("b:9092", settings)
+    assert config["sasl.password"] == "s3cret" and config["acks"] == "all"
+    with pytest.raises(UnreadableReference, match=r"sasl\.password: cannot read"):
+        producer_config("b:9092", {"sasl.password": f"${{directory:{tmp_path}:missing}}"})
+
+
+def test_a_pipeline_takes_kafka_client_settings_with_x() -> None:
+    parsed = _property("sasl.password=${directory:/etc/odradek/user:password}")
+    assert parsed == ("sasl.password", "${directory:/etc/odradek/user:password}")
+    with pytest.raises(argparse.ArgumentTypeError, match="expected KEY=VALUE"):
+        _property("no-equals-sign")
