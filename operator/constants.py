@@ -19,6 +19,8 @@ REPLICATION_PORT = 9091
 the cluster CA's certificates on both sides."""
 ETCD_CLIENT_PORT = 2379
 ETCD_PEER_PORT = 2380
+ETCD_METRICS_PORT = 2381
+"""Plain HTTP /health and /metrics of a TLS etcd member, for the kubelet's probes."""
 
 BROKER_CONFIG_DIR = "/etc/odradek"
 BROKER_CONFIG_FILE = "broker.properties"

@@ -26,7 +26,8 @@ def etcd_endpoints(cluster: str, namespace: str, spec: ClusterSpec) -> list[str]
     if coordination.external is not None:
         return list(coordination.external.endpoints)
     assert coordination.managed is not None
-    return names.etcd_endpoints(cluster, namespace, coordination.managed.replicas)
+    replicas = coordination.managed.replicas
+    return names.etcd_endpoints(cluster, namespace, replicas, tls=spec.secured)
 
 
 def listeners(spec: ClusterSpec) -> list[tuple[str, int]]:
@@ -72,6 +73,12 @@ def _security_properties(spec: ClusterSpec) -> dict[str, str]:
         "ssl.truststore.location": f"{BROKER_CERTS_DIR}/{CA_CERT_KEY}",
         **_client_certificates(REPLICATION_LISTENER, CA_CERT_KEY, _CLUSTER_PRINCIPAL_RULE),
     }
+    if spec.coordination.managed is not None:  # etcd over TLS, each broker with its own
+        properties |= {  # certificate (``BROKER_ETCD_KEYSTORE_ENV``)
+            "etcd.ssl.truststore.type": "PEM",
+            "etcd.ssl.truststore.location": f"{BROKER_CERTS_DIR}/{CA_CERT_KEY}",
+            "etcd.ssl.keystore.type": "PEM",
+        }
     for listener in spec.listeners:
         authentication = listener.authentication
         if authentication is None:

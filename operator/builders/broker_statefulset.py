@@ -139,7 +139,7 @@ def _broker_container(owner: Owner, spec: ClusterSpec) -> Obj:
             field_env("POD_NAMESPACE", "metadata.namespace"),
             field_env("ODRADEK_NODE_ID", f"metadata.labels['{POD_INDEX_LABEL}']"),
             {"name": "ODRADEK_ADVERTISED_LISTENERS", "value": advertised},
-            *([_keystore_env()] if spec.secured else []),
+            *(_keystore_env(spec) if spec.secured else []),
         ],
         "ports": [
             *({"name": f"kafka-{i}", "containerPort": port} for i, (_, port) in enumerate(opened)),
@@ -218,9 +218,14 @@ def _volumes(owner: Owner, spec: ClusterSpec) -> list[Obj]:
     return volumes
 
 
-def _keystore_env() -> Obj:
-    """This broker's own key and certificate among every broker's in the certificate Secret."""
-    return {"name": "ODRADEK_SSL_KEYSTORE_LOCATION", "value": f"{BROKER_CERTS_DIR}/$(POD_NAME).pem"}
+def _keystore_env(spec: ClusterSpec) -> list[Obj]:
+    """This broker's own key and certificate among every broker's in the certificate Secret:
+    for its listeners, and for etcd when the operator runs it (over TLS)."""
+    keystore = f"{BROKER_CERTS_DIR}/$(POD_NAME).pem"
+    variables = ["ODRADEK_SSL_KEYSTORE_LOCATION"]
+    if spec.coordination.managed is not None:
+        variables.append("ODRADEK_ETCD_SSL_KEYSTORE_LOCATION")
+    return [{"name": name, "value": keystore} for name in variables]
 
 
 def _token_volume() -> Obj:

@@ -33,7 +33,7 @@ def cluster_objects(owner: Owner, spec: ClusterSpec) -> list[Obj]:
     if spec.coordination.managed is not None:
         objects += [
             etcd_service(owner),
-            etcd_statefulset(owner, spec.coordination.managed),
+            etcd_statefulset(owner, spec.coordination.managed, tls=spec.secured),
             disruption_budget(owner, names.etcd(owner.name), "etcd"),
         ]
     objects += [

@@ -41,12 +41,26 @@ def etcd(cluster: str) -> str:
     return f"{cluster}-etcd"
 
 
-def etcd_endpoints(cluster: str, namespace: str, replicas: int) -> list[str]:
-    service = etcd(cluster)
+def etcd_member(cluster: str, index: int) -> str:
+    return f"{etcd(cluster)}-{index}"
+
+
+def etcd_host(cluster: str, namespace: str, index: int) -> str:
+    """A member's DNS name under the etcd headless Service."""
+    return f"{etcd_member(cluster, index)}.{etcd(cluster)}.{namespace}.svc"
+
+
+def etcd_endpoints(cluster: str, namespace: str, replicas: int, tls: bool) -> list[str]:
+    scheme = "https" if tls else "http"
     return [
-        f"http://{service}-{i}.{service}.{namespace}.svc:{ETCD_CLIENT_PORT}"
-        for i in range(replicas)
+        f"{scheme}://{etcd_host(cluster, namespace, i)}:{ETCD_CLIENT_PORT}" for i in range(replicas)
     ]
+
+
+def etcd_certs(cluster: str) -> str:
+    """The Secret with each etcd member's key (<member>.key) and certificate (<member>.crt),
+    and ca.crt."""
+    return f"{cluster}-etcd-certs"
 
 
 def bootstrap_servers(cluster: str, namespace: str, port: int) -> str:

@@ -91,6 +91,9 @@ def sync_certificates(ctx: Context, owner: Owner, spec: ClusterSpec, logger: Log
         pair = cluster_ca.kept_or_issued(stored.get(f"{pod}.pem"), pod, dns_names, now, logger)
         brokers[f"{pod}.pem"] = pair.key_pem + pair.cert_pem
     _apply(ctx, owner, names.broker_certs(owner.name), brokers)
+    if spec.coordination.managed is not None:
+        members = spec.coordination.managed.replicas
+        _sync_etcd_certificates(ctx, owner, cluster_ca, members, logger)
 
     stored = secret_data(ctx.kube, names.operator_cert(owner.name), owner.namespace)
     operator_pem = stored.get(TLS_KEY_KEY, b"") + stored.get(TLS_CERT_KEY, b"")
@@ -102,6 +105,22 @@ def sync_certificates(ctx: Context, owner: Owner, spec: ClusterSpec, logger: Log
     }
     _apply(ctx, owner, names.operator_cert(owner.name), operator_data)
     return ClientTls(cluster_ca.trusted.decode(), mine.cert_pem.decode(), mine.key_pem.decode())
+
+
+def _sync_etcd_certificates(
+    ctx: Context, owner: Owner, cluster_ca: Authority, members: int, logger: Log
+) -> None:
+    """Each managed etcd member's key and certificate, for its client and peer URLs."""
+    stored = secret_data(ctx.kube, names.etcd_certs(owner.name), owner.namespace)
+    data: dict[str, bytes] = {CA_CERT_KEY: cluster_ca.trusted}
+    for index in range(members):
+        member = names.etcd_member(owner.name, index)
+        host = names.etcd_host(owner.name, owner.namespace, index)
+        dns_names = [host, f"{host}.cluster.local", "localhost"]
+        kept = stored.get(f"{member}.key", b"") + stored.get(f"{member}.crt", b"")
+        pair = cluster_ca.kept_or_issued(kept or None, member, dns_names, ctx.now(), logger)
+        data |= {f"{member}.key": pair.key_pem, f"{member}.crt": pair.cert_pem}
+    _apply(ctx, owner, names.etcd_certs(owner.name), data)
 
 
 @dataclass(frozen=True)

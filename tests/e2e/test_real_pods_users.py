@@ -3,7 +3,8 @@ listener, both over TLS, with ACLs enforced. Each User gets a Secret; a client c
 from nothing but that Secret may do what its ACLs allow and is denied the rest; a change to
 a User's ACLs takes effect within seconds, and deleting the User revokes its access. A
 MirrorMaker connects as one User on each side (a password on one listener, a certificate
-on the other), read from their Secrets."""
+on the other), read from their Secrets. The Cluster's etcd speaks TLS and takes only
+clients with a certificate of the cluster CA."""
 
 from __future__ import annotations
 
@@ -152,6 +153,25 @@ def test_users_get_secrets_and_exactly_the_access_their_acls_give(
                 2,
                 real_cluster.report,
             )
+        # etcd, which the operator runs for the Cluster, takes only cluster CA certificates
+        operator_cert = kubectl.get(namespace, "secret", f"{NAME}-operator-cert")
+        assert operator_cert is not None
+        certs = tmp_path / "operator"
+        certs.mkdir()
+        for key, value in operator_cert["data"].items():
+            (certs / key).write_bytes(base64.b64decode(value))
+        etcd = f"https://{NAME}-etcd-0.{NAME}-etcd.{namespace}.svc:2379/version"
+        trusting = ["curl", "-sS", "--max-time", "10", "--cacert", str(certs / "ca.crt"), etcd]
+        anonymous = subprocess.run(
+            real_cluster.client_argv(trusting), capture_output=True, text=True, check=False
+        )
+        assert anonymous.returncode != 0, anonymous.stdout
+        holding = [*trusting, "--cert", str(certs / "tls.crt"), "--key", str(certs / "tls.key")]
+        version = subprocess.run(
+            real_cluster.client_argv(holding), capture_output=True, text=True, check=False
+        )
+        assert version.returncode == 0 and '"etcdserver"' in version.stdout, version.stderr
+
         found = kubectl.get(namespace, "user", "writer")
         assert found is not None
         assert found["status"]["principal"] == "User:writer"

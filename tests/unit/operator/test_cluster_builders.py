@@ -227,6 +227,28 @@ def test_managed_etcd_members_know_each_other() -> None:
     assert "events-etcd-2=http://events-etcd-2.events-etcd.prod.svc:2380" in initial
 
 
+def test_a_secured_clusters_etcd_takes_only_clients_and_peers_with_certificates() -> None:
+    spec = {
+        "coordination": {"managed": {"replicas": 3}},
+        "listeners": [{"name": "TLS", "port": 9093, "tls": True}],
+    }
+    sts = build(spec)["StatefulSet", "events-etcd"]
+    assert_valid(sts)
+    pod = sts["spec"]["template"]["spec"]
+    [container] = pod["containers"]
+    command = container["command"]
+    assert "--listen-client-urls=https://0.0.0.0:2379" in command
+    assert "--client-cert-auth" in command and "--peer-client-cert-auth" in command
+    assert "--cert-file=/etc/etcd/certs/$(POD_NAME).crt" in command
+    [initial] = [c for c in command if c.startswith("--initial-cluster=")]
+    assert "events-etcd-2=https://events-etcd-2.events-etcd.prod.svc:2380" in initial
+    # the probes cannot present a certificate: they use the plain metrics port
+    assert container["readinessProbe"]["httpGet"]["port"] == "metrics"
+    assert {"name": "metrics", "containerPort": 2381} in container["ports"]
+    certs = {"secretName": "events-etcd-certs", "defaultMode": 0o440}
+    assert {"name": "certs", "secret": certs} in pod["volumes"]
+
+
 def test_external_etcd_creates_no_etcd_objects() -> None:
     kinds = build(SPECS["ephemeral-external-etcd"])
     assert not [key for key in kinds if "etcd" in key[1]]

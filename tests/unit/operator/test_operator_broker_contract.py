@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from oauth_tokens import ISSUER, RSA_KEY, claims, jwks, public_jwk, signed
 
+from odradek.broker.cluster.etcd_tls import etcd_tls
 from odradek.broker.cluster.peer_security import inter_broker_security
 from odradek.broker.config.broker_config import BrokerConfig
 from odradek.broker.security.distinguished_name import Subject
@@ -76,9 +77,8 @@ def test_a_tls_broker_loads_its_certificate_and_replicates_with_it(tmp_path: Pat
         for item in container["env"]
         if "value" in item
     }
-    environment["ODRADEK_SSL_KEYSTORE_LOCATION"] = environment[
-        "ODRADEK_SSL_KEYSTORE_LOCATION"
-    ].replace(BROKER_CERTS_DIR, str(certs))
+    for keystore in ("ODRADEK_SSL_KEYSTORE_LOCATION", "ODRADEK_ETCD_SSL_KEYSTORE_LOCATION"):
+        environment[keystore] = environment[keystore].replace(BROKER_CERTS_DIR, str(certs))
     config = BrokerConfig.load(tmp_path / "broker.properties", environ=environment)
 
     assert [str(listener) for listener in config.advertised_listeners] == [
@@ -96,6 +96,19 @@ def test_a_tls_broker_loads_its_certificate_and_replicates_with_it(tmp_path: Pat
     assert served["TLS"].tls is not None
     assert served["REPLICATION"].tls is not None
     assert served["REPLICATION"].tls.context.verify_mode == ssl.CERT_REQUIRED
+
+    # etcd (managed: over TLS): the broker presents its certificate, and checks the
+    # member's against the cluster CA and the name it dials
+    endpoint = "events-etcd-0.events-etcd.prod.svc"
+    assert config.get("etcd.endpoints")[0] == f"https://{endpoint}:2379"  # type: ignore[index]
+    etcd_client = etcd_tls(config)
+    assert etcd_client is not None
+    member = issue(ca, "events-etcd-0", [endpoint], datetime.timedelta(days=30), now)
+    etcd_server = context_of(member, ca, server_side=True)
+    subject = tls_handshake(etcd_server, etcd_client.current(), endpoint)
+    assert subject is not None and ("commonName", pod) in [attr for rdn in subject for attr in rdn]
+    with pytest.raises(ssl.SSLCertVerificationError):
+        tls_handshake(etcd_server, etcd_client.current(), "elsewhere.prod.svc")
 
 
 SECURED = ClusterSpec.model_validate(
@@ -183,17 +196,32 @@ def test_a_secured_broker_authenticates_users_and_the_cluster_as_the_operator_me
 
 def handshake(server: ssl.SSLContext, client: KeyPair, trusted: KeyPair) -> Subject | None:
     """A TLS handshake in memory; the client certificate's subject as the server saw it."""
+    return tls_handshake(server, context_of(client, trusted, server_side=False), None)
+
+
+def context_of(pair: KeyPair, trusted: KeyPair, server_side: bool) -> ssl.SSLContext:
+    """A context presenting ``pair`` and trusting ``trusted`` (hostnames unchecked)."""
+    purpose = ssl.Purpose.CLIENT_AUTH if server_side else ssl.Purpose.SERVER_AUTH
+    context = ssl.create_default_context(purpose, cadata=trusted.cert_pem.decode())
+    context.check_hostname = False
+    if server_side:
+        context.verify_mode = ssl.CERT_REQUIRED
     tmp = Path(tempfile.mkdtemp())
     try:
-        (tmp / "client.pem").write_bytes(client.key_pem + client.cert_pem)
-        context = ssl.create_default_context(cadata=trusted.cert_pem.decode())
-        context.check_hostname = False
-        context.load_cert_chain(tmp / "client.pem")
+        (tmp / "pair.pem").write_bytes(pair.key_pem + pair.cert_pem)
+        context.load_cert_chain(tmp / "pair.pem")
     finally:
         shutil.rmtree(tmp)
+    return context
+
+
+def tls_handshake(
+    server: ssl.SSLContext, client: ssl.SSLContext, server_hostname: str | None
+) -> Subject | None:
+    """A TLS handshake in memory; the client certificate's subject as the server saw it."""
     pipes = [ssl.MemoryBIO() for _ in range(4)]
     server_side = server.wrap_bio(pipes[0], pipes[1], server_side=True)
-    client_side = context.wrap_bio(pipes[2], pipes[3])
+    client_side = client.wrap_bio(pipes[2], pipes[3], server_hostname=server_hostname)
     for _ in range(10):
         done = 0
         for side, outgoing, incoming in (
