@@ -11,6 +11,8 @@ import base64
 import datetime
 import logging
 import re
+from dataclasses import dataclass
+from typing import Any
 
 import pytest
 from cryptography import x509
@@ -20,6 +22,7 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 from cryptography.x509.oid import NameOID
 from e2e_kubectl import Kubectl
 
+from odradek.operator.builders.meta import Owner
 from odradek.operator.handlers.cluster_certificates import (
     MissingCertificateAuthority,
     sync_certificates,
@@ -27,6 +30,7 @@ from odradek.operator.handlers.cluster_certificates import (
 from odradek.operator.handlers.cluster_sync import owner_of
 from odradek.operator.handlers.confluent_admin import ConfluentAdmin
 from odradek.operator.handlers.context import Context
+from odradek.operator.handlers.kafka_admin import ClientTls
 from odradek.operator.handlers.kube import ApiKube
 from odradek.operator.models import ClusterSpec
 
@@ -44,6 +48,7 @@ CLUSTER = {
         "clusterCa": {"validityDays": 365, "renewalDays": 30},
     },
 }
+LOGGER = logging.getLogger("certificates")
 PEM = re.compile(rb"-----BEGIN CERTIFICATE-----.+?-----END CERTIFICATE-----\n", re.DOTALL)
 
 
@@ -57,24 +62,43 @@ def secret(kubectl: Kubectl, namespace: str, name: str) -> dict[str, bytes]:
     return {key: base64.b64decode(value) for key, value in found["data"].items()}
 
 
+@dataclass
+class Passes:
+    """Certificate passes over one Cluster, on a clock the test sets."""
+
+    owner: Owner
+    spec: ClusterSpec
+    clock: list[datetime.datetime]
+    context: Context
+
+    def run(self, when: datetime.datetime) -> ClientTls:
+        self.clock[0] = when
+        return sync_certificates(self.context, self.owner, self.spec, LOGGER)
+
+
+def passes_over(
+    kubectl: Kubectl, namespace: str, monkeypatch: pytest.MonkeyPatch, cluster: dict[str, Any]
+) -> Passes:
+    """``cluster`` made on the API server, and passes over it with the operator's client."""
+    if kubectl.kubeconfig is not None:  # the session's own API server, else KUBECONFIG's
+        monkeypatch.setenv("KUBECONFIG", str(kubectl.kubeconfig))
+    kubectl.apply(namespace, cluster)
+    body = kubectl.get(namespace, "clusters.odradek.io", cluster["metadata"]["name"])
+    assert body is not None
+    clock = [T0]
+    context = Context(ApiKube(), ConfluentAdmin, now=lambda: clock[0])
+    return Passes(owner_of(body), ClusterSpec.model_validate(body["spec"]), clock, context)
+
+
 def test_the_cluster_ca_is_renewed_without_a_certificate_clients_do_not_trust(
     kubectl: Kubectl, crds: None, namespace: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    if kubectl.kubeconfig is not None:  # the session's own API server, else KUBECONFIG's
-        monkeypatch.setenv("KUBECONFIG", str(kubectl.kubeconfig))
-    kubectl.apply(namespace, CLUSTER)
-    body = kubectl.get(namespace, "clusters.odradek.io", "events")
-    assert body is not None
-    owner = owner_of(body)
-    spec = ClusterSpec.model_validate(body["spec"])
-    clock = [T0]
-    context = Context(ApiKube(), ConfluentAdmin, now=lambda: clock[0])
-    logger = logging.getLogger("certificates")
+    passes = passes_over(kubectl, namespace, monkeypatch, CLUSTER)
+    owner = passes.owner
 
     def at(when: datetime.datetime) -> tuple[list[x509.Certificate], dict[str, x509.Certificate]]:
         """A pass at ``when``: the trusted CAs, and the certificates in use by name."""
-        clock[0] = when
-        tls = sync_certificates(context, owner, spec, logger)
+        tls = passes.run(when)
         trusted = certificates(secret(kubectl, namespace, "events-cluster-ca-cert")["ca.crt"])
         assert certificates(tls.ca_pem.encode()) == trusted
         brokers = secret(kubectl, namespace, "events-broker-certs")
@@ -133,8 +157,6 @@ def test_a_ca_the_user_brings_signs_the_certificates_and_is_never_replaced(
     and the pass says what it waits for; with it (an RSA CA without a subject key
     identifier, as other tools make them) every certificate comes from it, once, and the
     Secret is left as the user wrote it, also when the CA is about to expire."""
-    if kubectl.kubeconfig is not None:
-        monkeypatch.setenv("KUBECONFIG", str(kubectl.kubeconfig))
     cluster = {
         **CLUSTER,
         "spec": {
@@ -142,16 +164,9 @@ def test_a_ca_the_user_brings_signs_the_certificates_and_is_never_replaced(
             "clusterCa": {"generateCertificateAuthority": False, "renewalDays": 30},
         },
     }
-    kubectl.apply(namespace, cluster)
-    body = kubectl.get(namespace, "clusters.odradek.io", "events")
-    assert body is not None
-    owner = owner_of(body)
-    spec = ClusterSpec.model_validate(body["spec"])
-    clock = [T0]
-    context = Context(ApiKube(), ConfluentAdmin, now=lambda: clock[0])
-    logger = logging.getLogger("certificates")
+    passes = passes_over(kubectl, namespace, monkeypatch, cluster)
     with pytest.raises(MissingCertificateAuthority, match="waiting for Secret events-cluster-ca"):
-        sync_certificates(context, owner, spec, logger)
+        passes.run(T0)
     assert kubectl.get(namespace, "secret", "events-broker-certs") is None
 
     key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
@@ -186,8 +201,7 @@ def test_a_ca_the_user_brings_signs_the_certificates_and_is_never_replaced(
     )
 
     def issued_at(when: datetime.datetime) -> dict[str, x509.Certificate]:
-        clock[0] = when
-        sync_certificates(context, owner, spec, logger)
+        passes.run(when)
         brokers = secret(kubectl, namespace, "events-broker-certs")
         assert certificates(brokers["ca.crt"]) == [ca]
         return {n: certificates(pem)[0] for n, pem in brokers.items() if n.endswith(".pem")}
