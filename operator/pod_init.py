@@ -1,8 +1,11 @@
-"""Init step of a broker pod: add ``broker.rack`` (the node's zone) to the broker's config.
+"""Init step of a broker pod: complete the broker's config with what only its node tells.
 
-Runs in the broker image with only the standard library: reads the node
-through the API server with the pod's projected token, then writes the
-ConfigMap's properties plus ``broker.rack`` where the broker will read them.
+Runs in the broker image with only the standard library. With racks, it reads the node
+through the API server with the pod's projected token and adds ``broker.rack`` (the
+node's zone). With external listeners, it writes ``advertised.listeners``: the in-cluster
+ones as given, and each external one at the node's address and this broker's node port
+(from the external-ports ConfigMap). The ConfigMap's properties plus these go where the
+broker will read them.
 """
 
 from __future__ import annotations
@@ -26,6 +29,29 @@ def with_rack(properties: str, rack: str | None) -> str:
     return "\n".join(lines) + "\n"
 
 
+def with_advertised(properties: str, advertised: str) -> str:
+    """The properties with advertised.listeners set to ``advertised``."""
+    prefix = "advertised.listeners="
+    lines = [line for line in properties.splitlines() if not line.startswith(prefix)]
+    return "\n".join([*lines, prefix + advertised]) + "\n"
+
+
+def external_advertised(names: list[str], host: str, broker: str, ports: Path) -> list[str]:
+    """``NAME://host:port`` of each external listener, its port this broker's key
+    ``NAME.<broker>`` of the mounted external-ports ConfigMap."""
+    found = []
+    for name in names:
+        key = ports / f"{name}.{broker}"
+        try:
+            port = int(key.read_text().strip())
+        except (OSError, ValueError) as error:
+            raise SystemExit(
+                f"no node port for listener {name} of broker {broker}: {error}"
+            ) from None
+        found.append(f"{name}://{host}:{port}")
+    return found
+
+
 def node_labels(node: str, token_dir: Path = TOKEN_DIR) -> dict[str, str]:
     """The node's labels, read with the pod's token from the API server the pod is told of."""
     host = os.environ["KUBERNETES_SERVICE_HOST"]
@@ -42,16 +68,31 @@ def node_labels(node: str, token_dir: Path = TOKEN_DIR) -> dict[str, str]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python3 -m odradek.operator.pod_init")
-    parser.add_argument("--node", required=True)
-    parser.add_argument("--topology-key", required=True)
     parser.add_argument("--config", type=Path, required=True)
     parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--node", help="with --topology-key: add broker.rack")
+    parser.add_argument("--topology-key")
     parser.add_argument("--token-dir", type=Path, default=TOKEN_DIR)
+    parser.add_argument("--advertised", help="the in-cluster advertised listeners")
+    parser.add_argument("--host", help="the node's address, for external listeners")
+    parser.add_argument("--broker", help="this broker's id")
+    parser.add_argument("--external-ports", type=Path, help="the external-ports ConfigMap")
+    parser.add_argument("--external", action="append", default=[], help="an external listener")
     args = parser.parse_args(argv)
-    rack = node_labels(args.node, args.token_dir).get(args.topology_key)
-    if rack is None:
-        print(f"node {args.node} has no label {args.topology_key}; broker.rack left unset")
-    args.out.write_text(with_rack(args.config.read_text(), rack))
+    properties = args.config.read_text()
+    if args.node and args.topology_key:
+        rack = node_labels(args.node, args.token_dir).get(args.topology_key)
+        if rack is None:
+            print(f"node {args.node} has no label {args.topology_key}; broker.rack left unset")
+        properties = with_rack(properties, rack)
+    if args.external:
+        if not (args.advertised and args.host and args.broker and args.external_ports):
+            parser.error("--external needs --advertised, --host, --broker and --external-ports")
+        external = external_advertised(args.external, args.host, args.broker, args.external_ports)
+        advertised = ",".join([args.advertised, *external])
+        print(f"broker {args.broker} advertises {advertised}")
+        properties = with_advertised(properties, advertised)
+    args.out.write_text(properties)
     return 0
 
 

@@ -45,6 +45,7 @@ def broker_properties(cluster: str, namespace: str, spec: ClusterSpec) -> str:
         "log.dirs": LOG_DIRS,
         "http.listener": f"0.0.0.0:{HTTP_PORT}",
         "etcd.endpoints": ",".join(etcd_endpoints(cluster, namespace, spec)),
+        **_protocol_map(spec),
         **(_security_properties(spec) if spec.secured else {}),
     }
     user = {k: _kafka_value(v) for k, v in spec.config.items() if k not in OPERATOR_MANAGED_KEYS}
@@ -58,15 +59,23 @@ def _kafka_value(value: str | int | bool | float) -> str:
     return str(value)
 
 
+def _protocol_map(spec: ClusterSpec) -> dict[str, str]:
+    """listener.security.protocol.map, where Kafka's default (each protocol a listener of
+    its name) does not say what every listener speaks."""
+    protocols = {lst.name: lst.security_protocol for lst in spec.listeners}
+    if spec.secured:
+        protocols[REPLICATION_LISTENER] = "SSL"
+    elif all(name == protocol for name, protocol in protocols.items()):
+        return {}
+    return {"listener.security.protocol.map": ",".join(f"{k}:{v}" for k, v in protocols.items())}
+
+
 def _security_properties(spec: ClusterSpec) -> dict[str, str]:
     """Each listener's protocol and authentication, with each broker's certificate (its
     file named per pod in the environment: ``BROKER_KEYSTORE_ENV``); replication over TLS
     with client certificates, so only holders of a cluster CA certificate (brokers, the
     operator) get in, all as one super user; and the authorizer."""
-    protocols = {lst.name: lst.security_protocol for lst in spec.listeners}
-    protocols[REPLICATION_LISTENER] = "SSL"
     properties = {
-        "listener.security.protocol.map": ",".join(f"{k}:{v}" for k, v in protocols.items()),
         "inter.broker.listener.name": REPLICATION_LISTENER,
         "ssl.keystore.type": "PEM",
         "ssl.truststore.type": "PEM",

@@ -20,6 +20,7 @@ from .meta import Obj, Owner, labels, metadata, selector_labels
 from .pod_defaults import CONTAINER_SECURITY_CONTEXT, POD_SECURITY_CONTEXT, field_env
 
 TOKEN_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
+EXTERNAL_PORTS_DIR = "/etc/odradek/external-ports"
 TERMINATION_GRACE_SECONDS = 120
 """Time for a controlled shutdown: the broker hands its leaderships over before it exits."""
 
@@ -82,8 +83,8 @@ def _pod_spec(owner: Owner, spec: ClusterSpec) -> Obj:
         "containers": [_broker_container(owner, spec)],
         "volumes": _volumes(owner, spec),
     }
-    if spec.rack is not None:
-        pod["initContainers"] = [_rack_container(spec)]
+    if _has_startup_step(spec):
+        pod["initContainers"] = [_startup_container(owner, spec)]
     pod["topologySpreadConstraints"] = default_spread(owner, spec)
     if template is not None:
         optional = {
@@ -119,17 +120,38 @@ def default_spread(owner: Owner, spec: ClusterSpec) -> list[Obj]:
     ]
 
 
+def _has_startup_step(spec: ClusterSpec) -> bool:
+    """With racks or external listeners, an init step completes the broker's config with
+    what only the pod's node tells: its zone, its address."""
+    return spec.rack is not None or bool(spec.external_listeners)
+
+
 def _config_path(spec: ClusterSpec) -> str:
-    """With racks, the init step writes the file with broker.rack added to the runtime dir."""
-    directory = BROKER_RUNTIME_DIR if spec.rack is not None else BROKER_CONFIG_DIR
+    """The file the broker reads: the init step's, in the runtime dir, when there is one."""
+    directory = BROKER_RUNTIME_DIR if _has_startup_step(spec) else BROKER_CONFIG_DIR
     return f"{directory}/{BROKER_CONFIG_FILE}"
 
 
-def _broker_container(owner: Owner, spec: ClusterSpec) -> Obj:
+def _advertised(owner: Owner, spec: ClusterSpec) -> str:
+    """The in-cluster advertised listeners: each at the pod's name under the headless
+    Service (``$(POD_NAME)`` and ``$(POD_NAMESPACE)`` filled in by the kubelet)."""
     dns = f"$(POD_NAME).{names.headless(owner.name)}.$(POD_NAMESPACE).svc"
+    external = {listener.name for listener in spec.external_listeners}
+    return ",".join(
+        f"{name}://{dns}:{port}" for name, port in listeners(spec) if name not in external
+    )
+
+
+def _broker_container(owner: Owner, spec: ClusterSpec) -> Obj:
     opened = listeners(spec)
-    advertised = ",".join(f"{name}://{dns}:{port}" for name, port in opened)
     template = spec.template
+    # with external listeners the init step writes advertised.listeners (it alone knows
+    # the node's address); else the environment sets them
+    advertised = (
+        []
+        if spec.external_listeners
+        else [{"name": "ODRADEK_ADVERTISED_LISTENERS", "value": _advertised(owner, spec)}]
+    )
     container: Obj = {
         "name": "broker",
         "image": spec.image,
@@ -138,7 +160,7 @@ def _broker_container(owner: Owner, spec: ClusterSpec) -> Obj:
             field_env("POD_NAME", "metadata.name"),
             field_env("POD_NAMESPACE", "metadata.namespace"),
             field_env("ODRADEK_NODE_ID", f"metadata.labels['{POD_INDEX_LABEL}']"),
-            {"name": "ODRADEK_ADVERTISED_LISTENERS", "value": advertised},
+            *advertised,
             *(_keystore_env(spec) if spec.secured else []),
         ],
         "ports": [
@@ -169,34 +191,47 @@ def _broker_container(owner: Owner, spec: ClusterSpec) -> Obj:
     return container
 
 
-def _rack_container(spec: ClusterSpec) -> Obj:
-    """Reads the node's zone label and writes the config with broker.rack added."""
-    assert spec.rack is not None
+def _startup_container(owner: Owner, spec: ClusterSpec) -> Obj:
+    """Completes the config: broker.rack from the node's zone label (read with the API
+    token), and with external listeners advertised.listeners with the node's address and
+    the broker's node ports."""
     command = [
         "python3",
         "-m",
         "odradek.operator.pod_init",
-        "--node",
-        "$(NODE_NAME)",
-        "--topology-key",
-        spec.rack.topology_key,
         "--config",
         f"{BROKER_CONFIG_DIR}/{BROKER_CONFIG_FILE}",
         "--out",
         _config_path(spec),
     ]
+    env = [field_env("NODE_NAME", "spec.nodeName")]
+    mounts = [
+        {"name": "config", "mountPath": BROKER_CONFIG_DIR, "readOnly": True},
+        {"name": "runtime", "mountPath": BROKER_RUNTIME_DIR},
+    ]
+    if spec.rack is not None:
+        command += ["--node", "$(NODE_NAME)", "--topology-key", spec.rack.topology_key]
+        mounts.append({"name": "token", "mountPath": TOKEN_DIR, "readOnly": True})
+    if spec.external_listeners:
+        command += ["--advertised", _advertised(owner, spec), "--host", "$(HOST_IP)"]
+        command += ["--broker", "$(BROKER_ID)", "--external-ports", EXTERNAL_PORTS_DIR]
+        for listener in spec.external_listeners:
+            command += ["--external", listener.name]
+        env += [
+            field_env("POD_NAME", "metadata.name"),
+            field_env("POD_NAMESPACE", "metadata.namespace"),
+            field_env("HOST_IP", "status.hostIP"),
+            field_env("BROKER_ID", f"metadata.labels['{POD_INDEX_LABEL}']"),
+        ]
+        mounts.append({"name": "external-ports", "mountPath": EXTERNAL_PORTS_DIR})
     return {
-        "name": "rack",
+        "name": "startup",
         "image": spec.image,
         "command": command,
-        "env": [field_env("NODE_NAME", "spec.nodeName")],
+        "env": env,
         "securityContext": CONTAINER_SECURITY_CONTEXT,
         "resources": {"requests": {"cpu": "10m", "memory": "32Mi"}, "limits": {"memory": "64Mi"}},
-        "volumeMounts": [
-            {"name": "config", "mountPath": BROKER_CONFIG_DIR, "readOnly": True},
-            {"name": "runtime", "mountPath": BROKER_RUNTIME_DIR},
-            {"name": "token", "mountPath": TOKEN_DIR, "readOnly": True},
-        ],
+        "volumeMounts": mounts,
     }
 
 
@@ -210,6 +245,9 @@ def _volumes(owner: Owner, spec: ClusterSpec) -> list[Obj]:
         volumes.append({"name": "data", "emptyDir": {"sizeLimit": spec.storage.size}})
     if spec.rack is not None:
         volumes.append(_token_volume())
+    if spec.external_listeners:
+        ports = {"name": names.external_ports(owner.name)}
+        volumes.append({"name": "external-ports", "configMap": ports})
     if spec.secured:
         # updated in place when certificates are renewed; brokers reload them by themselves
         # readable by the broker's group (fsGroup) alone: it holds every broker's key

@@ -6,6 +6,7 @@ to make, and every Kafka client speaks them."""
 from __future__ import annotations
 
 import datetime
+import ipaddress
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -76,7 +77,7 @@ def issue(
 ) -> KeyPair:
     """A leaf certificate signed by ``ca`` (an EC or RSA key: the operator's, or one a user
     brings) for TLS servers and clients alike (a broker is both: replication connects
-    with it), valid for ``dns_names``."""
+    with it), valid for ``dns_names`` (DNS names and IP addresses)."""
     ca_key = serialization.load_pem_private_key(ca.key_pem, password=None)
     if not isinstance(ca_key, ec.EllipticCurvePrivateKey | rsa.RSAPrivateKey):
         raise ValueError(f"a CA key must be EC or RSA, not {type(ca_key).__name__}")
@@ -96,9 +97,17 @@ def issue(
         )
     )
     if dns_names:
-        san = x509.SubjectAlternativeName([x509.DNSName(n) for n in dns_names])
+        san = x509.SubjectAlternativeName([_general_name(n) for n in dns_names])
         builder = builder.add_extension(san, critical=False)
     return _pair(key, builder.sign(ca_key, hashes.SHA256()))
+
+
+def _general_name(name: str) -> x509.GeneralName:
+    """An IP address as such, anything else as a DNS name."""
+    try:
+        return x509.IPAddress(ipaddress.ip_address(name))
+    except ValueError:
+        return x509.DNSName(name)
 
 
 def broker_dns_names(cluster: str, namespace: str, broker_id: int) -> list[str]:

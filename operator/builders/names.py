@@ -63,6 +63,18 @@ def etcd_certs(cluster: str) -> str:
     return f"{cluster}-etcd-certs"
 
 
+def external_service(cluster: str, listener: str, broker_id: int) -> str:
+    """The NodePort Service of one broker on an external listener."""
+    return f"{broker_pod(cluster, broker_id)}-{listener.lower().replace('_', '-')}"
+
+
+def external_ports(cluster: str) -> str:
+    """The ConfigMap of each broker's node port on each external listener (keys
+    <LISTENER>.<broker id>), read by the brokers' init step; not part of their config, so a
+    new broker's port rolls no other broker."""
+    return f"{cluster}-external-ports"
+
+
 def bootstrap_servers(cluster: str, namespace: str, port: int) -> str:
     return f"{bootstrap(cluster)}.{namespace}.svc:{port}"
 

@@ -1,9 +1,11 @@
-"""The broker Services: headless for stable per-broker DNS, bootstrap for clients."""
+"""The broker Services: headless for stable per-broker DNS, bootstrap for clients, and a
+NodePort Service per broker and external listener."""
 
 from __future__ import annotations
 
 from ..constants import HTTP_PORT
 from ..models import ClusterSpec
+from ..models.cluster import Listener
 from . import names
 from .broker_config import listeners
 from .meta import Obj, Owner, metadata, selector_labels
@@ -43,4 +45,44 @@ def bootstrap_service(owner: Owner, spec: ClusterSpec) -> Obj:
             "selector": selector_labels(owner, "broker"),
             "ports": _ports(spec),
         },
+    }
+
+
+POD_NAME_LABEL = "statefulset.kubernetes.io/pod-name"
+
+
+def external_service(owner: Owner, listener: Listener, broker: int) -> Obj:
+    """The NodePort Service of one broker on an external listener, selecting its pod. The
+    node port is left to the API server, which keeps it across applies."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": metadata(
+            owner, names.external_service(owner.name, listener.name, broker), "broker"
+        ),
+        "spec": {
+            "type": "NodePort",
+            "selector": {POD_NAME_LABEL: names.broker_pod(owner.name, broker)},
+            "ports": [
+                {
+                    "name": listener.name.lower().replace("_", "-"),
+                    "port": listener.port,
+                    "targetPort": listener.port,
+                }
+            ],
+        },
+    }
+
+
+def external_port_key(listener: str, broker_id: int) -> str:
+    """A key of the external-ports ConfigMap, and a file where the init step reads it."""
+    return f"{listener}.{broker_id}"
+
+
+def external_ports_config_map(owner: Owner, ports: dict[str, int]) -> Obj:
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": metadata(owner, names.external_ports(owner.name), "broker"),
+        "data": {key: str(port) for key, port in sorted(ports.items())},
     }

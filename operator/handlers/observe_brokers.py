@@ -24,6 +24,8 @@ class BrokerObservation:
     brokers: list[BrokerView]
     placements: list[BrokerPod]
     nodes: dict[str, NodeHealth]
+    addresses: dict[int, str]
+    """Each scheduled broker's node address (InternalIP): what it advertises externally."""
 
 
 def observe_brokers(kube: Kube, owner: Owner, spec: ClusterSpec) -> BrokerObservation:
@@ -64,7 +66,19 @@ def observe_brokers(kube: Kube, owner: Owner, spec: ClusterSpec) -> BrokerObserv
                 )
             )
     nodes = {name: _health(n) for name, n in node_objects.items()}
-    return BrokerObservation(replicas, brokers, placements, nodes)
+    addresses = {
+        p.id: address
+        for p in placements
+        if p.node in node_objects and (address := _internal_ip(node_objects[p.node]))
+    }
+    return BrokerObservation(replicas, brokers, placements, nodes, addresses)
+
+
+def _internal_ip(node: Obj) -> str | None:
+    for address in node.get("status", {}).get("addresses") or []:
+        if address.get("type") == "InternalIP":
+            return str(address["address"])
+    return None
 
 
 def claim_name(owner: Owner, broker_id: int) -> str:

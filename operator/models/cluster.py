@@ -136,6 +136,14 @@ class ListenerAuthentication(Schema):
         return "OAUTHBEARER" if self.type == "oauth" else self.type.upper()
 
 
+class ExternalAccess(Schema):
+    """How clients outside the Kubernetes cluster reach each broker of a listener."""
+
+    type: Literal["nodeport"] = "nodeport"
+    """nodeport: a NodePort Service per broker (its node port allocated by the API server);
+    the broker advertises its node's address (the pod's status.hostIP) and that port."""
+
+
 class Listener(Schema):
     """A Kafka listener every broker opens."""
 
@@ -165,6 +173,9 @@ class Listener(Schema):
     """Serve TLS with a certificate the cluster CA issues each broker."""
     authentication: ListenerAuthentication | None = None
     """How clients prove who they are; none: every client is User:ANONYMOUS."""
+    external: ExternalAccess | None = None
+    """Reach the listener from outside the Kubernetes cluster; omit for in-cluster only (the
+    brokers' names under the headless Service)."""
 
     @property
     def security_protocol(self) -> str:
@@ -323,6 +334,10 @@ class ClusterSpec(Schema):
     rebalance_on_scale: bool = False
     """Move partitions onto new brokers when scaling up."""
     failover: Failover = Failover()
+
+    @property
+    def external_listeners(self) -> list[Listener]:
+        return [listener for listener in self.listeners if listener.external is not None]
 
     @property
     def secured(self) -> bool:

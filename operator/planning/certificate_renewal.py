@@ -38,11 +38,13 @@ def renewal_reason(
 
 
 def _dns_names(certificate: x509.Certificate) -> list[str]:
+    """The names a certificate is valid for: DNS names and IP addresses, as text."""
     try:
         extension = certificate.extensions.get_extension_for_class(x509.SubjectAlternativeName)
     except x509.ExtensionNotFound:
         return []
-    return list(extension.value.get_values_for_type(x509.DNSName))
+    addresses = extension.value.get_values_for_type(x509.IPAddress)
+    return [*extension.value.get_values_for_type(x509.DNSName), *map(str, addresses)]
 
 
 def _key_id(certificate: x509.Certificate) -> bytes | None:

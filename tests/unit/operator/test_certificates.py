@@ -31,6 +31,17 @@ def test_the_ca_signs_leaf_certificates_for_servers_and_clients() -> None:
     assert leaf.not_valid_before_utc < NOW < leaf.not_valid_after_utc == NOW + 30 * DAY
 
 
+def test_an_address_is_named_as_an_ip_address_and_kept_while_it_is_the_same() -> None:
+    ca = new_ca("ca", 365 * DAY, NOW)
+    names = ["b.svc", "10.1.2.3"]
+    leaf = issue(ca, "b", names, 30 * DAY, NOW)
+    sans = leaf.certificate.extensions.get_extension_for_class(x509.SubjectAlternativeName)
+    assert [str(a) for a in sans.value.get_values_for_type(x509.IPAddress)] == ["10.1.2.3"]
+    assert renewal_reason(leaf.cert_pem, ca.certificate, names, NOW, DAY) is None
+    moved = ["b.svc", "10.1.2.4"]
+    assert renewal_reason(leaf.cert_pem, ca.certificate, moved, NOW, DAY) == "its names changed"
+
+
 def test_a_broker_is_named_as_it_advertises_itself_and_as_the_bootstrap_service() -> None:
     names = broker_dns_names("events", "prod", 0)
     assert "events-broker-0.events-brokers.prod.svc" in names

@@ -7,8 +7,10 @@ from kubernetes_schemas import assert_valid
 
 from odradek.operator.builders.cluster import cluster_objects
 from odradek.operator.builders.meta import Owner
+from odradek.operator.builders.services import external_service
 from odradek.operator.constants import CONFIG_HASH_ANNOTATION, POD_INDEX_LABEL
 from odradek.operator.models import ClusterSpec
+from odradek.operator.models.cluster import Listener
 
 OWNER = Owner(kind="Cluster", name="events", namespace="prod", uid="1234")
 
@@ -164,6 +166,38 @@ def test_rack_awareness_adds_an_init_step_that_alone_gets_an_api_token() -> None
     assert all(m["name"] != "token" for m in broker["volumeMounts"])
     assert pod["automountServiceAccountToken"] is False
     assert broker["args"] == ["broker", "--config", "/var/run/odradek/broker.properties"]
+
+
+def test_an_external_listener_is_advertised_by_the_init_step_and_served_by_node_ports() -> None:
+    listeners = [
+        {"name": "PLAIN", "port": 9092},
+        {"name": "EXTERNAL", "port": 9094, "external": {"type": "nodeport"}},
+    ]
+    pod = broker_pod({"replicas": 2, "listeners": listeners})["spec"]
+    [init] = pod["initContainers"]
+    command = init["command"]
+    advertised = command[command.index("--advertised") + 1]
+    assert advertised == "PLAIN://$(POD_NAME).events-brokers.$(POD_NAMESPACE).svc:9092"
+    assert command[command.index("--external") + 1] == "EXTERNAL"
+    assert command[command.index("--host") + 1] == "$(HOST_IP)"
+    host_ip = {"name": "HOST_IP", "valueFrom": {"fieldRef": {"fieldPath": "status.hostIP"}}}
+    assert host_ip in init["env"]
+    assert all(m["name"] != "token" for m in init["volumeMounts"])  # no rack: no API token
+    broker = pod["containers"][0]
+    assert all(e["name"] != "ODRADEK_ADVERTISED_LISTENERS" for e in broker["env"])
+    assert broker["args"] == ["broker", "--config", "/var/run/odradek/broker.properties"]
+    ports = {"name": "events-external-ports"}
+    assert {"name": "external-ports", "configMap": ports} in pod["volumes"]
+
+
+def test_an_external_listener_gets_a_node_port_service_per_broker() -> None:
+    listener = Listener.model_validate({"name": "EXTERNAL", "port": 9094, "external": {}})
+    service = external_service(OWNER, listener, 1)
+    assert_valid(service)
+    assert service["metadata"]["name"] == "events-broker-1-external"
+    assert service["spec"]["type"] == "NodePort"
+    assert service["spec"]["selector"] == {"statefulset.kubernetes.io/pod-name": "events-broker-1"}
+    assert service["spec"]["ports"] == [{"name": "external", "port": 9094, "targetPort": 9094}]
 
 
 def test_without_rack_the_broker_reads_the_config_map_directly() -> None:

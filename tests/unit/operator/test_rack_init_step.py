@@ -11,6 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from odradek.broker.config.broker_config import BrokerConfig
+from odradek.operator.builders.broker_config import broker_properties
+from odradek.operator.models import ClusterSpec
 from odradek.operator.pod_init import main, with_rack
 
 
@@ -129,3 +132,35 @@ def test_a_missing_label_is_reported_and_the_rack_left_unset(
     )
     assert (tmp_path / "out").read_text() == "a=1\n"
     assert "node n1 has no label example.com/rack" in capsys.readouterr().out
+
+
+def test_external_listeners_are_advertised_at_the_nodes_address_and_the_brokers_node_port(
+    tmp_path: Path,
+) -> None:
+    """The init step's advertised.listeners, as the broker loads them: in-cluster ones as
+    given, the external one at the node's address and broker 1's node port."""
+    spec = ClusterSpec.model_validate(
+        {
+            "listeners": [
+                {"name": "PLAIN", "port": 9092},
+                {"name": "EXTERNAL", "port": 9094, "external": {"type": "nodeport"}},
+            ]
+        }
+    )
+    config = tmp_path / "broker.properties"
+    config.write_text(broker_properties("events", "prod", spec))
+    ports = tmp_path / "ports"
+    ports.mkdir()
+    (ports / "EXTERNAL.1").write_text("31234")
+    out = tmp_path / "runtime.properties"
+    internal = "PLAIN://events-broker-1.events-brokers.prod.svc:9092"
+    argv = ["--config", str(config), "--out", str(out), "--advertised", internal]
+    argv += ["--host", "10.1.2.3", "--external-ports", str(ports), "--external", "EXTERNAL"]
+    assert main([*argv, "--broker", "1"]) == 0
+    loaded = BrokerConfig.load(out, environ={"ODRADEK_NODE_ID": "1"})
+    assert [str(listener) for listener in loaded.advertised_listeners] == [
+        internal,
+        "EXTERNAL://10.1.2.3:31234",
+    ]
+    with pytest.raises(SystemExit, match="no node port for listener EXTERNAL of broker 2"):
+        main([*argv, "--broker", "2"])
