@@ -4,17 +4,20 @@ from nothing but that Secret may do what its ACLs allow and is denied the rest; 
 a User's ACLs takes effect within seconds, and deleting the User revokes its access. A
 MirrorMaker connects as one User on each side (a password on one listener, a certificate
 on the other), read from their Secrets. The Cluster's etcd speaks TLS and takes only
-clients with a certificate of the cluster CA."""
+clients with a certificate of the cluster CA. An external listener (a NodePort per broker)
+serves a client outside the cluster's DNS, over TLS verified against the node's address."""
 
 from __future__ import annotations
 
 import base64
+import json
 import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 from e2e_kubectl import Kubectl, new_namespace, wait_for
+from host_network import HOST_ADDRESS
 from real_node import RealCluster
 from real_pods import ready, small_cluster
 
@@ -24,6 +27,13 @@ NAME = "guarded"
 LISTENERS = [
     {"name": "SCRAM", "port": 9092, "tls": True, "authentication": {"type": "scram-sha-512"}},
     {"name": "MTLS", "port": 9093, "tls": True, "authentication": {"type": "tls"}},
+    {
+        "name": "EXTERNAL",
+        "port": 9094,
+        "tls": True,
+        "authentication": {"type": "scram-sha-512"},
+        "external": {"type": "nodeport"},
+    },
 ]
 WRITER_ACLS = [
     {
@@ -115,6 +125,19 @@ def produce(cluster: RealCluster, options: list[str], topic: str, values: list[s
     return "" if result.returncode == 0 and not result.stderr.strip() else result.stderr
 
 
+def external_produce(options: list[str], topic: str, values: list[str]) -> str:
+    """``produce`` from the host's own network namespace and resolver: outside the cluster."""
+    result = subprocess.run(
+        ["kcat", *options, "-P", "-t", topic, "-X", "acks=all", "-X", "message.timeout.ms=10000"],
+        input="\n".join(values),
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )
+    return "" if result.returncode == 0 and not result.stderr.strip() else result.stderr
+
+
 def consume(
     cluster: RealCluster, options: list[str], topic: str
 ) -> subprocess.CompletedProcess[str]:
@@ -191,6 +214,27 @@ def test_users_get_secrets_and_exactly_the_access_their_acls_give(
         assert DENIED in produce(real_cluster, as_reader, "orders-eu", ["y"]).lower()
         assert DENIED in consume(real_cluster, as_reader, "payments").stderr.lower()
 
+        # from outside the Kubernetes cluster (no cluster DNS): the external listener's node
+        # port, the broker advertising its node's address, named in its certificate
+        service = kubectl.get(namespace, "service", f"{NAME}-broker-0-external")
+        assert service is not None and service["spec"]["type"] == "NodePort"
+        outside = [*as_writer]
+        outside[1] = f"{HOST_ADDRESS}:{service['spec']['ports'][0]['nodePort']}"
+        wait_for(
+            "the writer writing through the external listener",
+            lambda: external_produce(outside, "orders-eu", ["d"]) == "",
+            180,
+            5,
+            real_cluster.report,
+        )
+        listed = subprocess.run(
+            ["kcat", *outside, "-L", "-J"], capture_output=True, text=True, timeout=60, check=True
+        )
+        [advertised] = json.loads(listed.stdout)["brokers"]
+        assert advertised["name"] == outside[1], advertised
+        read = consume(real_cluster, as_reader, "orders-eu")
+        assert read.stdout.split() == ["a", "b", "c", "d"], read.stderr
+
         # a MirrorMaker as a SCRAM User on the source side and a certificate User on the target
         mirror_source = user("mirror-source", "scram-sha-512", [])
         mirror_target = user("mirror-target", "tls", [])
@@ -244,6 +288,6 @@ def test_users_get_secrets_and_exactly_the_access_their_acls_give(
             2,
         )
         read = consume(real_cluster, as_reader, "orders-eu")
-        assert read.returncode == 0 and read.stdout.split() == ["a", "b", "c"], read.stderr
+        assert read.returncode == 0 and read.stdout.split() == ["a", "b", "c", "d"], read.stderr
     finally:
         kubectl.run("delete", "namespace", namespace, "--wait=false", check=False)
