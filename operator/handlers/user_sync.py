@@ -58,13 +58,13 @@ def sync_user(ctx: Context, body: Mapping[str, Any], logger: Log) -> dict[str, A
             raise UserNotReady("ClusterNotFound", message, refused=True)
         cluster_spec = ClusterSpec.model_validate(cluster.get("spec") or {})
         stored = _own_secret(ctx, body)
-        secret = None
+        credential = secret = None
         if spec.authentication is not None:
             endpoint = _endpoint(ctx, body, cluster_spec, spec.authentication.type)
             credential = _credential(ctx, body, cluster_spec, spec, stored, logger)
             secret = user_secret(owner, endpoint, credential)
         admin = cluster_admin(ctx, cluster)
-        _apply_credential(admin, owner.name, credential if secret else None, stored)
+        _apply_credential(admin, owner.name, credential, stored)
         changes = acl_changes(desired_acls(owner.name, spec), admin.acls(principal(owner.name)))
         admin.delete_acls(changes.delete)
         admin.create_acls(changes.create)
@@ -78,6 +78,8 @@ def sync_user(ctx: Context, body: Mapping[str, Any], logger: Log) -> dict[str, A
         verdicts = progressing("ClusterUnavailable", message)
         return report(ctx, body, verdicts, fields, UserStatus, logger)
     if secret is None:
+        if stored:  # the credential the User had: gone with its authentication
+            ctx.kube.delete("v1", "Secret", owner.name, owner.namespace)
         message = "ACLs and quotas applied (no credential: authenticated elsewhere)"
         return report(ctx, body, ready("Applied", message), fields, UserStatus, logger)
     ctx.kube.apply(secret)
