@@ -31,8 +31,8 @@ def etcd_endpoints(cluster: str, namespace: str, spec: ClusterSpec) -> list[str]
 
 
 def listeners(spec: ClusterSpec) -> list[tuple[str, int]]:
-    """Every listener a broker opens, by name and port: the spec's, and with TLS the
-    operator's replication listener."""
+    """Every listener a broker opens, by name and port: the spec's, and in a secured Cluster
+    the operator's replication listener."""
     opened = [(listener.name, listener.port) for listener in spec.listeners]
     return [*opened, (REPLICATION_LISTENER, REPLICATION_PORT)] if spec.secured else opened
 
@@ -71,10 +71,10 @@ def _protocol_map(spec: ClusterSpec) -> dict[str, str]:
 
 
 def _security_properties(spec: ClusterSpec) -> dict[str, str]:
-    """Each listener's protocol and authentication, with each broker's certificate (its
-    file named per pod in the environment: ``BROKER_KEYSTORE_ENV``); replication over TLS
-    with client certificates, so only holders of a cluster CA certificate (brokers, the
-    operator) get in, all as one super user; and the authorizer."""
+    """Each listener's authentication, with each broker's certificate (its file named per
+    pod in the StatefulSet's environment); replication over TLS with client certificates,
+    so only holders of a cluster CA certificate (brokers, the operator) get in, all as one
+    super user; etcd over TLS when the operator runs it; and the authorizer."""
     properties = {
         "inter.broker.listener.name": REPLICATION_LISTENER,
         "ssl.keystore.type": "PEM",
@@ -82,8 +82,8 @@ def _security_properties(spec: ClusterSpec) -> dict[str, str]:
         "ssl.truststore.location": f"{BROKER_CERTS_DIR}/{CA_CERT_KEY}",
         **_client_certificates(REPLICATION_LISTENER, CA_CERT_KEY, _CLUSTER_PRINCIPAL_RULE),
     }
-    if spec.coordination.managed is not None:  # etcd over TLS, each broker with its own
-        properties |= {  # certificate (``BROKER_ETCD_KEYSTORE_ENV``)
+    if spec.coordination.managed is not None:  # each broker with its own certificate
+        properties |= {
             "etcd.ssl.truststore.type": "PEM",
             "etcd.ssl.truststore.location": f"{BROKER_CERTS_DIR}/{CA_CERT_KEY}",
             "etcd.ssl.keystore.type": "PEM",
