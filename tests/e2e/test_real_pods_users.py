@@ -56,6 +56,8 @@ MIRROR = {
     "replicas": 1,
 }
 DENIED = "authorization failed"
+WRITTEN = ["a", "b", "c", "d"]
+"""What the writer writes to orders-eu: a, b and c in the cluster, d from outside it."""
 
 
 def resource(kind: str, name: str, spec: dict[str, Any]) -> dict[str, Any]:
@@ -233,7 +235,7 @@ def test_users_get_secrets_and_exactly_the_access_their_acls_give(
         [advertised] = json.loads(listed.stdout)["brokers"]
         assert advertised["name"] == outside[1], advertised
         read = consume(real_cluster, as_reader, "orders-eu")
-        assert read.stdout.split() == ["a", "b", "c", "d"], read.stderr
+        assert read.stdout.split() == WRITTEN, read.stderr
 
         # a MirrorMaker as a SCRAM User on the source side and a certificate User on the target
         mirror_source = user("mirror-source", "scram-sha-512", [])
@@ -248,14 +250,17 @@ def test_users_get_secrets_and_exactly_the_access_their_acls_give(
                 real_cluster.report,
             )
         kubectl.apply(namespace, resource("MirrorMaker", "loop", MIRROR))
+
+        def mirror_report() -> str:
+            log = kubectl.run("logs", "-n", namespace, "deploy/loop-mirror", check=False)
+            return f"{real_cluster.report()}\n--- the mirror's log\n{log[-4000:]}"
+
         wait_for(
             "orders-eu mirrored into src.orders-eu",
-            lambda: (
-                consume(real_cluster, as_reader, "src.orders-eu").stdout.split() == ["a", "b", "c"]
-            ),
+            lambda: consume(real_cluster, as_reader, "src.orders-eu").stdout.split() == WRITTEN,
             240,
             3,
-            real_cluster.report,
+            mirror_report,
         )
 
         # a new rule takes effect within seconds
@@ -288,6 +293,6 @@ def test_users_get_secrets_and_exactly_the_access_their_acls_give(
             2,
         )
         read = consume(real_cluster, as_reader, "orders-eu")
-        assert read.returncode == 0 and read.stdout.split() == ["a", "b", "c", "d"], read.stderr
+        assert read.returncode == 0 and read.stdout.split() == WRITTEN, read.stderr
     finally:
         kubectl.run("delete", "namespace", namespace, "--wait=false", check=False)
