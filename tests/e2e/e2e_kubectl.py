@@ -61,6 +61,16 @@ class Kubectl:
         return {}
 
 
+def custom_resource(kind: str, name: str, spec: dict[str, Any]) -> dict[str, Any]:
+    """An odradek.io resource of ``kind``, to apply in a namespace."""
+    return {
+        "apiVersion": "odradek.io/v1alpha1",
+        "kind": kind,
+        "metadata": {"name": name},
+        "spec": spec,
+    }
+
+
 def new_namespace(kubectl: Kubectl) -> str:
     """A namespace with a fresh name; the caller deletes it."""
     name = f"odradek-e2e-{uuid.uuid4().hex[:8]}"

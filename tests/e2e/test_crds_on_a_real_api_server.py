@@ -5,18 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from e2e_kubectl import Kubectl
+from e2e_kubectl import Kubectl, custom_resource
 
 pytestmark = pytest.mark.slow
-
-
-def cr(kind: str, name: str, spec: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "apiVersion": "odradek.io/v1alpha1",
-        "kind": kind,
-        "metadata": {"name": name},
-        "spec": spec,
-    }
 
 
 @pytest.mark.parametrize(
@@ -39,14 +30,14 @@ def cr(kind: str, name: str, spec: dict[str, Any]) -> dict[str, Any]:
 def test_invalid_resources_are_rejected_with_the_schema_message(
     kubectl: Kubectl, crds: None, namespace: str, kind: str, spec: dict[str, Any], message: str
 ) -> None:
-    out = kubectl.apply(namespace, cr(kind, "bad", spec), check=False)
+    out = kubectl.apply(namespace, custom_resource(kind, "bad", spec), check=False)
     assert message in out
 
 
 def test_defaults_are_filled_in_by_the_api_server(
     kubectl: Kubectl, crds: None, namespace: str
 ) -> None:
-    kubectl.apply(namespace, cr("Topic", "orders", {"cluster": "events"}))
+    kubectl.apply(namespace, custom_resource("Topic", "orders", {"cluster": "events"}))
     topic = kubectl.get(namespace, "topics.odradek.io", "orders")
     assert topic is not None
     assert topic["spec"]["partitions"] == 1 and topic["spec"]["deletionPolicy"] == "Delete"
@@ -55,6 +46,6 @@ def test_defaults_are_filled_in_by_the_api_server(
 def test_custom_resources_are_listed_by_category_and_short_name(
     kubectl: Kubectl, crds: None, namespace: str
 ) -> None:
-    kubectl.apply(namespace, cr("Topic", "orders", {"cluster": "events"}))
+    kubectl.apply(namespace, custom_resource("Topic", "orders", {"cluster": "events"}))
     assert "orders" in kubectl.run("get", "-n", namespace, "odradek")
     assert "orders" in kubectl.run("get", "-n", namespace, "odt")

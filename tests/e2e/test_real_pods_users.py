@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from e2e_kubectl import Kubectl, new_namespace, wait_for
+from e2e_kubectl import Kubectl, custom_resource, new_namespace, wait_for
 from host_network import HOST_ADDRESS
 from real_node import RealCluster
 from real_pods import ready, small_cluster
@@ -60,22 +60,13 @@ WRITTEN = ["a", "b", "c", "d"]
 """What the writer writes to orders-eu: a, b and c in the cluster, d from outside it."""
 
 
-def resource(kind: str, name: str, spec: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "apiVersion": "odradek.io/v1alpha1",
-        "kind": kind,
-        "metadata": {"name": name},
-        "spec": spec,
-    }
-
-
 def user(name: str, authentication: str, acls: list[dict[str, Any]]) -> dict[str, Any]:
     spec = {
         "cluster": NAME,
         "authentication": {"type": authentication},
         "authorization": {"acls": acls},
     }
-    return resource("User", name, spec)
+    return custom_resource("User", name, spec)
 
 
 def client_settings(kubectl: Kubectl, namespace: str, name: str, files: Path) -> list[str]:
@@ -158,7 +149,7 @@ def test_users_get_secrets_and_exactly_the_access_their_acls_give(
         )
         kubectl.apply(namespace, cluster)
         topics = [
-            resource("Topic", topic, {"cluster": NAME, "partitions": 1})
+            custom_resource("Topic", topic, {"cluster": NAME, "partitions": 1})
             for topic in ("orders-eu", "payments")
         ]
         writer = user("writer", "scram-sha-512", WRITER_ACLS)
@@ -249,7 +240,7 @@ def test_users_get_secrets_and_exactly_the_access_their_acls_give(
                 2,
                 real_cluster.report,
             )
-        kubectl.apply(namespace, resource("MirrorMaker", "loop", MIRROR))
+        kubectl.apply(namespace, custom_resource("MirrorMaker", "loop", MIRROR))
 
         def mirror_report() -> str:
             log = kubectl.run("logs", "-n", namespace, "deploy/loop-mirror", check=False)
