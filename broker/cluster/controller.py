@@ -72,6 +72,8 @@ class Controller:
     async def _step(self) -> None:
         image = self._store.image
         if image.controller_id != self._node_id:
+            if self._revision is not None and self._store.seen_revision < self._revision:
+                return  # the image has not caught up with our own election yet
             if self._revision is not None:
                 log.warning("broker %d is no longer the controller", self._node_id)
             self._revision = None

@@ -74,6 +74,7 @@ class EtcdMetadataStore:
         self._subscribers = ImageSubscribers()
         self._image = MetadataImage(cluster_id="", controller_id=NO_CONTROLLER)
         self._kvs: dict[str, KeyValue] = {}
+        self.seen_revision = 0  # the etcd revision the image has caught up with
         self._lease = 0
         self._tasks: list[asyncio.Task[None]] = []
         self.session_lost = asyncio.Event()
@@ -97,6 +98,7 @@ class EtcdMetadataStore:
             )
         revision, kvs = await self._client.get_prefix(self._prefix)
         self._kvs = {kv.key: kv for kv in kvs}
+        self.seen_revision = revision
         self._rebuild()
         self._tasks = [
             asyncio.create_task(self._watch(revision + 1)),
@@ -422,6 +424,7 @@ class EtcdMetadataStore:
                         else:
                             self._kvs[event.kv.key] = event.kv
                         revision = max(revision, event.kv.mod_revision + 1)
+                    self.seen_revision = revision - 1
                     self._rebuild()
             except EtcdError as error:
                 log.warning("metadata watch interrupted (%s); resuming", error)
