@@ -270,6 +270,11 @@ SECURITY_CONFIGS = (
         " (Odradek's own).",
     ),
     _listener_key(
+        "sasl.plain.check.scram.credentials", ConfigType.BOOLEAN, False,
+        "PLAIN also accepts a user's SCRAM password: it is checked against the SCRAM"
+        " credentials stored in the cluster (Odradek's own).",
+    ),
+    _listener_key(
         "connections.max.reauth.ms", ConfigType.LONG, 0,
         "A SASL session's longest life before the client must re-authenticate (KIP-368);"
         " 0: no limit but the credential's own expiry.",

@@ -19,6 +19,7 @@ from odradek.broker.security.sasl_oauthbearer import TokenValidator
 from odradek.broker.security.sasl_plain import PasswordVerifier
 from odradek.broker.security.sasl_scram import ScramCredentialLookup
 from odradek.broker.security.sasl_server_factory import SCRAM_MECHANISMS, SaslServerMechanisms
+from odradek.broker.security.scram_passwords import ScramPasswords
 from odradek.broker.security.tls_context import (
     ReloadingServerContext,
     TlsConfigError,
@@ -83,7 +84,7 @@ def _sasl_mechanisms(
             f" {', '.join(SUPPORTED_MECHANISMS)} (GSSAPI, Kafka's default, is not one of them)"
         )
     return SaslServerMechanisms(
-        plain=_plain_users(config, listener) if "PLAIN" in enabled else None,
+        plain=_plain_users(config, listener, scram) if "PLAIN" in enabled else None,
         scram=scram,
         scram_mechanisms=tuple(name for name in SCRAM_MECHANISMS if name in enabled),
         oauthbearer=_token_validator(config, listener) if "OAUTHBEARER" in enabled else None,
@@ -91,29 +92,35 @@ def _sasl_mechanisms(
     )
 
 
-def _plain_users(config: BrokerConfig, listener: Listener) -> PasswordVerifier:
+def _plain_users(
+    config: BrokerConfig, listener: Listener, scram: ScramCredentialLookup
+) -> PasswordVerifier:
     """PLAIN's users: the user_<name> options of the listener's PlainLoginModule JAAS login
-    (``listener.name.<l>.plain.sasl.jaas.config``, else ``sasl.jaas.config``), and
-    ``sasl.plain.users.file``."""
+    (``listener.name.<l>.plain.sasl.jaas.config``, else ``sasl.jaas.config``),
+    ``sasl.plain.users.file``, and with ``sasl.plain.check.scram.credentials`` every user
+    with a SCRAM credential."""
     key = f"{listener.config_prefix}plain.sasl.jaas.config"
     jaas = config.mechanism_str(listener, "PLAIN", "sasl.jaas.config")
     users_file = config.listener_str(listener, "sasl.plain.users.file")
-    sources: list[PlainUsers] = []
+    sources: list[PasswordVerifier] = []
     try:
-        if jaas:
-            sources.append(PlainUsers.from_jaas(parse_jaas_config(jaas)))
-        if users_file:
-            sources.append(PlainUsers.from_file(Path(users_file)))
+        if jaas and (users := PlainUsers.from_jaas(parse_jaas_config(jaas))):
+            sources.append(users.verify)
+        if users_file and (users := PlainUsers.from_file(Path(users_file))):
+            sources.append(users.verify)
     except (JaasConfigError, PlainUsersError, OSError) as error:
         raise ConfigError(f"listener {listener.name}, PLAIN users: {error}") from None
-    if not any(len(users) for users in sources):
+    if config.listener_value(listener, "sasl.plain.check.scram.credentials"):
+        sources.append(ScramPasswords(scram).verify)
+    if not sources:
         raise ConfigError(
             f"{key}: listener {listener.name} offers PLAIN but names no user (give"
-            ' PlainLoginModule user_<name>="<password>" options or sasl.plain.users.file)'
+            ' PlainLoginModule user_<name>="<password>" options, sasl.plain.users.file or'
+            " sasl.plain.check.scram.credentials=true)"
         )
 
     def verify(user: str, password: str) -> bool:
-        return any([users.verify(user, password) for users in sources])  # each one, always
+        return any([check(user, password) for check in sources])  # each one, always
 
     return verify
 

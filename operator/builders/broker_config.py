@@ -95,6 +95,8 @@ def _security_properties(spec: ClusterSpec) -> dict[str, str]:
         prefix = f"listener.name.{listener.name.lower()}"
         if authentication.sasl_mechanism is not None:
             properties[f"{prefix}.sasl.enabled.mechanisms"] = authentication.sasl_mechanism
+            if authentication.type == "plain":  # a User's SCRAM password, sent as it is
+                properties[f"{prefix}.sasl.plain.check.scram.credentials"] = "true"
             properties |= {
                 f"{prefix}.sasl.oauthbearer.{key}": value
                 for key, value in _oauth_settings(authentication).items()

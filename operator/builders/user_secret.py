@@ -12,7 +12,11 @@ from .meta import Obj, Owner, metadata
 
 USERNAME_KEY, PASSWORD_KEY = "username", "password"
 USER_CERT_KEY, USER_KEY_KEY = "user.crt", "user.key"
-SCRAM_LOGIN_MODULE = "org.apache.kafka.common.security.scram.ScramLoginModule"
+LOGIN_MODULES = {
+    "PLAIN": "org.apache.kafka.common.security.plain.PlainLoginModule",
+    "SCRAM-SHA-256": "org.apache.kafka.common.security.scram.ScramLoginModule",
+    "SCRAM-SHA-512": "org.apache.kafka.common.security.scram.ScramLoginModule",
+}
 
 
 @dataclass(frozen=True)
@@ -21,13 +25,16 @@ class Endpoint:
 
     bootstrap_servers: str
     security_protocol: str
+    sasl_mechanism: str | None
+    """What the listener asks a password for: a SCRAM mechanism, or PLAIN."""
     ca_pem: bytes | None
     """The CAs that sign the brokers' certificates, when the listener serves TLS."""
 
 
 @dataclass(frozen=True)
 class Credential:
-    """A SCRAM password (with its mechanism), or a client key and certificate."""
+    """A SCRAM password (with the mechanism it is stored for), or a client key and
+    certificate."""
 
     mechanism: str | None = None
     password: str | None = field(default=None, repr=False)
@@ -44,12 +51,13 @@ def user_secret(owner: Owner, endpoint: Endpoint, credential: Credential) -> Obj
     if endpoint.ca_pem is not None:
         data[CA_CERT_KEY] = endpoint.ca_pem
     if credential.password is not None:
-        assert credential.mechanism is not None
+        mechanism = endpoint.sasl_mechanism
+        assert mechanism is not None
         data |= {
             USERNAME_KEY: owner.name.encode(),
             PASSWORD_KEY: credential.password.encode(),
-            "sasl.mechanism": credential.mechanism.encode(),
-            "sasl.jaas.config": jaas_config(owner.name, credential.password).encode(),
+            "sasl.mechanism": mechanism.encode(),
+            "sasl.jaas.config": jaas_config(mechanism, owner.name, credential.password).encode(),
         }
     if credential.key_pem is not None and credential.cert_pem is not None:
         data |= {USER_KEY_KEY: credential.key_pem, USER_CERT_KEY: credential.cert_pem}
@@ -62,11 +70,11 @@ def user_secret(owner: Owner, endpoint: Endpoint, credential: Credential) -> Obj
     }
 
 
-def jaas_config(user: str, password: str) -> str:
-    """The Java clients' ``sasl.jaas.config`` for SCRAM (quotes and backslashes escaped)."""
-    return (
-        f'{SCRAM_LOGIN_MODULE} required username="{_quoted(user)}" password="{_quoted(password)}";'
-    )
+def jaas_config(mechanism: str, user: str, password: str) -> str:
+    """The Java clients' ``sasl.jaas.config`` for SCRAM or PLAIN (quotes and backslashes
+    escaped)."""
+    login_module = LOGIN_MODULES[mechanism]
+    return f'{login_module} required username="{_quoted(user)}" password="{_quoted(password)}";'
 
 
 def _quoted(text: str) -> str:

@@ -18,13 +18,13 @@ from ..builders.user_secret import (
 )
 from ..constants import CA_CERT_KEY
 from ..models import ClusterSpec, UserSpec, UserStatus
-from ..models.cluster import Listener
 from ..planning.conditions import failed, progressing, ready
 from ..planning.user_access import (
     acl_changes,
     desired_acls,
     principal,
     quota_changes,
+    user_listener,
 )
 from .cluster_address import cluster_admin, cluster_of
 from .cluster_certificates import stored_authority
@@ -101,25 +101,12 @@ def delete_user(ctx: Context, body: Mapping[str, Any], logger: Log) -> None:
     admin.alter_user_quotas(name, dict.fromkeys(admin.user_quotas(name)))
 
 
-def _listener(cluster: ClusterSpec, authentication: str) -> Listener | None:
-    """The first listener taking the User's kind of credential."""
-    return next(
-        (
-            listener
-            for listener in cluster.listeners
-            if listener.authentication is not None
-            and listener.authentication.type == authentication
-        ),
-        None,
-    )
-
-
 def _endpoint(
     ctx: Context, body: Mapping[str, Any], cluster: ClusterSpec, authentication: str
 ) -> Endpoint:
     meta = body["metadata"]
     name = body["spec"]["cluster"]
-    listener = _listener(cluster, authentication)
+    listener = user_listener(cluster, authentication)
     if listener is None:
         message = f"Cluster {name} has no listener with {authentication} authentication"
         raise UserNotReady("NoListener", message, refused=True)
@@ -130,7 +117,9 @@ def _endpoint(
             raise UserNotReady("WaitingForCertificates", "the cluster CA is not made yet")
         ca_pem = trusted[CA_CERT_KEY]
     bootstrap = names.bootstrap_servers(name, meta["namespace"], listener.port)
-    return Endpoint(bootstrap, listener.security_protocol, ca_pem)
+    assert listener.authentication is not None
+    mechanism = listener.authentication.sasl_mechanism
+    return Endpoint(bootstrap, listener.security_protocol, mechanism, ca_pem)
 
 
 def _credential(

@@ -112,8 +112,10 @@ class ListenerAuthentication(Schema):
         }
     )
 
-    type: Literal["scram-sha-512", "scram-sha-256", "tls", "oauth"]
-    """scram-sha-512 / scram-sha-256: SASL SCRAM with a User's password; tls: a client
+    type: Literal["scram-sha-512", "scram-sha-256", "plain", "tls", "oauth"]
+    """scram-sha-512 / scram-sha-256: SASL SCRAM with a User's password; plain: SASL PLAIN
+    with a SCRAM User's password, checked against its SCRAM credential (sent as it is:
+    give the listener tls: true); tls: a client
     certificate issued by the clients CA (needs tls: true); oauth: SASL OAUTHBEARER with a
     JWT the issuer signed, the principal named by its userNameClaim."""
     jwks_endpoint_uri: Annotated[str, Field(pattern=r"^(https?|file)://", max_length=2048)] | (

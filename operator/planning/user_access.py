@@ -1,5 +1,6 @@
 """What a User may do on its Cluster, as Kafka names it, and what must change to get there:
-the ACL bindings to create and delete, the quotas to set and remove."""
+the listener its clients use, the ACL bindings to create and delete, the quotas to set and
+remove."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from ..models.cluster import ClusterSpec, Listener
 from ..models.user import UserSpec
 
 CLUSTER_RESOURCE_NAME = "kafka-cluster"
@@ -31,6 +33,23 @@ class AclBinding:
 class AclChanges:
     create: tuple[AclBinding, ...]
     delete: tuple[AclBinding, ...]
+
+
+def user_listener(cluster: ClusterSpec, authentication: str) -> Listener | None:
+    """The first listener taking the User's kind of credential; for a SCRAM password, a
+    plain listener when none takes its SCRAM mechanism."""
+    accepted = (
+        [authentication, "plain"] if authentication.startswith("scram-") else [authentication]
+    )
+    return next(
+        (
+            listener
+            for kind in accepted
+            for listener in cluster.listeners
+            if listener.authentication is not None and listener.authentication.type == kind
+        ),
+        None,
+    )
 
 
 def principal(user: str) -> str:

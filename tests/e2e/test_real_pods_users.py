@@ -1,11 +1,12 @@
-"""Users of a secured Cluster on real pods: a SCRAM-SHA-512 listener and a client-certificate
-listener, both over TLS, with ACLs enforced. Each User gets a Secret; a client configured
-from nothing but that Secret may do what its ACLs allow and is denied the rest; a change to
-a User's ACLs takes effect within seconds, and deleting the User revokes its access. A
-MirrorMaker connects as one User on each side (a password on one listener, a certificate
-on the other), read from their Secrets. The Cluster's etcd speaks TLS and takes only
-clients with a certificate of the cluster CA. An external listener (a NodePort per broker)
-serves a client outside the cluster's DNS, over TLS verified against the node's address."""
+"""Users of a secured Cluster on real pods: a SCRAM-SHA-512 listener, a client-certificate
+listener and a PLAIN listener taking the SCRAM Users' passwords, all over TLS, with ACLs
+enforced. Each User gets a Secret; a client configured from nothing but that Secret may do
+what its ACLs allow and is denied the rest; a change to a User's ACLs takes effect within
+seconds, and deleting the User revokes its access. A MirrorMaker connects as one User on
+each side (a password on one listener, a certificate on the other), read from their Secrets.
+The Cluster's etcd speaks TLS and takes only clients with a certificate of the cluster CA.
+An external listener (a NodePort per broker) serves a client outside the cluster's DNS, over
+TLS verified against the node's address."""
 
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ NAME = "guarded"
 LISTENERS = [
     {"name": "SCRAM", "port": 9092, "tls": True, "authentication": {"type": "scram-sha-512"}},
     {"name": "MTLS", "port": 9093, "tls": True, "authentication": {"type": "tls"}},
+    {"name": "PASSWORDS", "port": 9095, "tls": True, "authentication": {"type": "plain"}},
     {
         "name": "EXTERNAL",
         "port": 9094,
@@ -200,6 +202,22 @@ def test_users_get_secrets_and_exactly_the_access_their_acls_give(
         # the writer writes where its ACLs say, and nowhere else
         assert produce(real_cluster, as_writer, "orders-eu", ["a", "b", "c"]) == ""
         assert DENIED in produce(real_cluster, as_writer, "payments", ["x"]).lower()
+        # the writer's password logs in with PLAIN too, on the plain listener, and sees the
+        # topics its ACLs let it describe; a wrong password is refused
+        by_plain = [
+            "sasl.mechanism=PLAIN" if option.startswith("sasl.mechanism=") else option
+            for option in as_writer
+        ]
+        by_plain[1] = by_plain[1].replace(":9092", ":9095")
+        listed = kcat(real_cluster, by_plain, "-L", "-J")
+        assert listed.returncode == 0, listed.stderr
+        described = {topic["topic"] for topic in json.loads(listed.stdout)["topics"]}
+        assert "orders-eu" in described and "payments" not in described, described
+        guessing = [
+            "sasl.password=guess" if option.startswith("sasl.password=") else option
+            for option in by_plain
+        ]
+        assert "authentication" in produce(real_cluster, guessing, "orders-eu", ["x"]).lower()
         # the reader (a client certificate from the clients CA) reads, and may not write
         read = consume(real_cluster, as_reader, "orders-eu")
         assert read.returncode == 0, read.stderr

@@ -252,6 +252,33 @@ def test_a_password_set_with_kafka_configs_logs_in_and_outlives_a_restart(
     assert refusal in (sasl_login(sasl_port, "SCRAM-SHA-512", "ivan", "ivan-secret") or "")
 
 
+def test_plain_checks_passwords_against_the_scram_credentials_when_told_to(
+    broker_factory: BrokerFactory,
+) -> None:
+    broker = broker_factory(start=False)
+    sasl_port = free_port()
+    broker.settings.update(
+        {
+            "listeners": f"PLAINTEXT://{broker.bootstrap},SASL_PLAINTEXT://127.0.0.1:{sasl_port}",
+            "sasl.enabled.mechanisms": "PLAIN",
+            "sasl.plain.check.scram.credentials": "true",
+        }
+    )
+    broker.start()
+    refusal = "Authentication failed: Invalid username or password"
+    assert refusal in (sasl_login(sasl_port, "PLAIN", "judy", "judy-secret") or "")
+    added = "SCRAM-SHA-256=[password=judy-secret]"
+    configs(broker.bootstrap, "--alter", "--add-config", added, *user("judy"))
+    assert sasl_login(sasl_port, "PLAIN", "judy", "judy-secret") is None
+    assert refusal in (sasl_login(sasl_port, "PLAIN", "judy", "judy-guess") or "")
+    changed = "SCRAM-SHA-256=[password=judy-new]"
+    configs(broker.bootstrap, "--alter", "--add-config", changed, *user("judy"))
+    assert refusal in (sasl_login(sasl_port, "PLAIN", "judy", "judy-secret") or "")
+    assert sasl_login(sasl_port, "PLAIN", "judy", "judy-new") is None
+    configs(broker.bootstrap, "--alter", "--delete-config", "SCRAM-SHA-256", *user("judy"))
+    assert refusal in (sasl_login(sasl_port, "PLAIN", "judy", "judy-new") or "")
+
+
 # --- on a cluster: raw requests, to choose the broker that takes each one ------------------
 
 

@@ -77,8 +77,8 @@ REJECTED = [
     ),
     (
         "Cluster",
-        {"listeners": [{"name": "A", "authentication": {"type": "plain"}}]},
-        "'plain' is not one of",
+        {"listeners": [{"name": "A", "authentication": {"type": "basic"}}]},
+        "'basic' is not one of",
     ),
     ("Cluster", {"authorization": {"superUsers": ["admin"]}}, "does not match"),
     ("User", {"authentication": {"type": "tls"}}, "'cluster' is a required property"),

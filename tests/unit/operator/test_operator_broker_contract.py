@@ -17,6 +17,7 @@ from odradek.broker.cluster.peer_security import inter_broker_security
 from odradek.broker.config.broker_config import BrokerConfig
 from odradek.broker.security.distinguished_name import Subject
 from odradek.broker.security.jwt_validator import InvalidToken
+from odradek.broker.security.scram_credential import ScramMechanism, derive_credential
 from odradek.broker.server.authorization import authorizer_from_config
 from odradek.broker.server.listener_security import listener_security
 from odradek.operator.builders.broker_config import broker_properties
@@ -270,3 +271,27 @@ def test_an_oauth_listener_validates_tokens_of_its_issuer(tmp_path: Path) -> Non
     assert sasl.oauthbearer(signed(claims(aud="kafka", **valid))).principal_name == "bob"
     with pytest.raises(InvalidToken):
         sasl.oauthbearer(signed(claims(aud="other", **valid)))
+
+
+def test_a_plain_listener_takes_a_users_scram_password(tmp_path: Path) -> None:
+    """A plain listener offers PLAIN only, and checks the password a client sends against
+    the SCRAM credential the operator stored for the User."""
+    spec = ClusterSpec.model_validate(
+        {"listeners": [{"name": "PASSWORDS", "port": 9092, "authentication": {"type": "plain"}}]}
+    )
+    (tmp_path / "broker.properties").write_text(broker_properties("events", "prod", spec))
+    advertised = "PASSWORDS://b.prod.svc:9092,REPLICATION://b.prod.svc:9091"
+    environment = {**POD_ENV, "ODRADEK_ADVERTISED_LISTENERS": advertised}
+    config = BrokerConfig.load(tmp_path / "broker.properties", environ=environment)
+    [listener] = [lst for lst in config.listeners if lst.name == "PASSWORDS"]
+    assert listener.security_protocol.name == "SASL_PLAINTEXT"
+    stored = {
+        ("app", ScramMechanism.SCRAM_SHA_512): derive_credential(
+            ScramMechanism.SCRAM_SHA_512, "app-secret"
+        )
+    }
+    sasl = listener_security(config, listener, lambda *key: stored.get(key), b"x").sasl
+    assert sasl is not None and sasl.names == ("PLAIN",)
+    assert sasl.plain is not None
+    assert sasl.plain("app", "app-secret")
+    assert not sasl.plain("app", "guess") and not sasl.plain("other", "app-secret")

@@ -1,16 +1,17 @@
-"""A User's ACL rules and quotas as Kafka names them, and the changes that get a cluster
-there."""
+"""The listener a User's clients use, its ACL rules and quotas as Kafka names them, and the
+changes that get a cluster there."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from odradek.operator.models import UserSpec
+from odradek.operator.models import ClusterSpec, UserSpec
 from odradek.operator.planning.user_access import (
     AclBinding,
     acl_changes,
     desired_acls,
     quota_changes,
+    user_listener,
 )
 
 SCRAM = {"type": "scram-sha-512"}
@@ -87,3 +88,22 @@ def test_quotas_by_kafkas_names() -> None:
     )
     assert spec.quotas is not None
     assert spec.quotas.kafka() == {"producer_byte_rate": 1048576.0, "request_percentage": 55.5}
+
+
+def test_a_user_connects_to_the_first_listener_taking_its_credential() -> None:
+    listeners = [
+        {"name": "PASSWORDS", "port": 9095, "tls": True, "authentication": {"type": "plain"}},
+        {"name": "MTLS", "port": 9093, "tls": True, "authentication": {"type": "tls"}},
+        {"name": "SCRAM", "port": 9092, "authentication": {"type": "scram-sha-512"}},
+        {"name": "SCRAM2", "port": 9094, "authentication": {"type": "scram-sha-512"}},
+    ]
+    cluster = ClusterSpec.model_validate({"listeners": listeners})
+
+    def chosen(authentication: str) -> str | None:
+        listener = user_listener(cluster, authentication)
+        return None if listener is None else listener.name
+
+    assert chosen("scram-sha-512") == "SCRAM"
+    assert chosen("scram-sha-256") == "PASSWORDS"  # PLAIN takes any SCRAM password
+    assert chosen("tls") == "MTLS"
+    assert user_listener(ClusterSpec.model_validate({}), "tls") is None

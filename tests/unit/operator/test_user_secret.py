@@ -22,7 +22,7 @@ def decoded(secret: dict[str, object]) -> dict[str, bytes]:
 
 
 def test_a_scram_users_secret_has_what_a_client_needs_over_sasl_ssl() -> None:
-    endpoint = Endpoint("events-bootstrap.prod.svc:9092", "SASL_SSL", b"CA PEM")
+    endpoint = Endpoint("events-bootstrap.prod.svc:9092", "SASL_SSL", "SCRAM-SHA-512", b"CA PEM")
     secret = user_secret(OWNER, endpoint, Credential("SCRAM-SHA-512", password="pw"))
     assert secret["metadata"]["name"] == "app"
     assert secret["metadata"]["ownerReferences"][0]["uid"] == "uid-1"
@@ -39,7 +39,7 @@ def test_a_scram_users_secret_has_what_a_client_needs_over_sasl_ssl() -> None:
 
 
 def test_a_tls_users_secret_has_its_key_and_certificate() -> None:
-    endpoint = Endpoint("events-bootstrap.prod.svc:9093", "SSL", b"CA PEM")
+    endpoint = Endpoint("events-bootstrap.prod.svc:9093", "SSL", None, b"CA PEM")
     secret = user_secret(OWNER, endpoint, Credential(key_pem=b"KEY", cert_pem=b"CERT"))
     assert decoded(secret) == {
         "bootstrap.servers": b"events-bootstrap.prod.svc:9093",
@@ -50,8 +50,18 @@ def test_a_tls_users_secret_has_its_key_and_certificate() -> None:
     }
 
 
+def test_a_scram_users_secret_for_a_plain_listener_logs_in_with_plain() -> None:
+    endpoint = Endpoint("events-bootstrap.prod.svc:9094", "SASL_SSL", "PLAIN", b"CA PEM")
+    secret = decoded(user_secret(OWNER, endpoint, Credential("SCRAM-SHA-512", password="pw")))
+    assert secret["sasl.mechanism"] == b"PLAIN"
+    assert secret["sasl.jaas.config"] == (
+        b"org.apache.kafka.common.security.plain.PlainLoginModule required"
+        b' username="app" password="pw";'
+    )
+
+
 def test_the_jaas_config_escapes_quotes_and_backslashes() -> None:
-    assert jaas_config("app", 'a"b\\c').endswith(' password="a\\"b\\\\c";')
+    assert jaas_config("PLAIN", "app", 'a"b\\c').endswith(' password="a\\"b\\\\c";')
 
 
 def test_a_credential_never_shows_its_secret_in_a_repr() -> None:
