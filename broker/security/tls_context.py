@@ -5,6 +5,7 @@ Kubernetes rotates in place are picked up without a restart or a dropped connect
 
 from __future__ import annotations
 
+import datetime
 import logging
 import os
 import ssl
@@ -13,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from cryptography import x509
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.serialization import pkcs12
 
@@ -117,6 +119,8 @@ class _WatchedContext:
         self._build = build
         self._current = build(settings)
         self._fingerprint = _fingerprint(settings.watched_files)
+        self.expires_at = key_store_expiry(settings)
+        """When the certificate it presents expires (None without a key store)."""
 
     def reload(self) -> bool:
         """Rebuild if a watched file changed; True when the newest context changed."""
@@ -129,6 +133,7 @@ class _WatchedContext:
             log.warning("TLS files changed but cannot be loaded yet, keeping the old: %s", error)
             return False
         self._current, self._fingerprint = fresh, fingerprint
+        self.expires_at = key_store_expiry(self._settings)
         log.info(
             "TLS certificates reloaded from %s", ", ".join(map(str, self._settings.watched_files))
         )
@@ -176,7 +181,25 @@ def _restrict_protocols(context: ssl.SSLContext, enabled: tuple[str, ...]) -> No
     context.minimum_version, context.maximum_version = min(versions), max(versions)
 
 
+def key_store_expiry(settings: TlsSettings) -> datetime.datetime | None:
+    """When the key store's own certificate (the first of its chain) expires; None without
+    a key store, or when it cannot be read now."""
+    if not (settings.keystore_location or settings.keystore_certificate_chain):
+        return None
+    try:
+        pem, _ = _key_store_pem(settings)
+        return x509.load_pem_x509_certificates(pem)[0].not_valid_after_utc
+    except (TlsConfigError, OSError, ValueError):
+        return None
+
+
 def _load_key_store(context: ssl.SSLContext, settings: TlsSettings) -> None:
+    pem, password = _key_store_pem(settings)
+    _load_pem_chain(context, pem, password)
+
+
+def _key_store_pem(settings: TlsSettings) -> tuple[bytes, str | None]:
+    """The key store as PEM (key and certificate chain), and the key's password."""
     if settings.keystore_type not in _STORE_TYPES:
         raise TlsConfigError(
             f"ssl.keystore.type: {settings.keystore_type} is not supported; use PEM or PKCS12"
@@ -190,16 +213,13 @@ def _load_key_store(context: ssl.SSLContext, settings: TlsSettings) -> None:
                 " ssl.keystore.type=PEM"
             )
         pem = settings.keystore_key + "\n" + settings.keystore_certificate_chain
-        _load_pem_chain(context, pem.encode(), settings.key_password)
-        return
+        return pem.encode(), settings.key_password
     if not settings.keystore_location:
         raise TlsConfigError("ssl.keystore.location: a TLS listener needs a key store")
     data = _read("ssl.keystore.location", settings.keystore_location)
     if settings.keystore_type == "PKCS12":
-        data = _pkcs12_as_pem(data, settings.keystore_password, "ssl.keystore.location")
-        _load_pem_chain(context, data, None)
-    else:
-        _load_pem_chain(context, data, settings.key_password or settings.keystore_password)
+        return _pkcs12_as_pem(data, settings.keystore_password, "ssl.keystore.location"), None
+    return data, settings.key_password or settings.keystore_password
 
 
 def _load_trust_store(context: ssl.SSLContext, settings: TlsSettings) -> None:

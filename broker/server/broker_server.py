@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import datetime
 import fcntl
 import logging
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
@@ -31,9 +33,9 @@ from odradek.broker.server.authorization import RequestAuthorization, authorizer
 from odradek.broker.server.context import BrokerContext
 from odradek.broker.server.http_endpoints import build_http_app
 from odradek.broker.server.kafka_listeners import KafkaListeners
-from odradek.broker.server.listener_security import listener_security
+from odradek.broker.server.listener_security import ListenerSecurity, listener_security
 from odradek.broker.server.log_maintenance import CleanerCollector, LogMaintenance
-from odradek.broker.server.metrics import BrokerMetrics, PartitionSample
+from odradek.broker.server.metrics import BrokerMetrics, CertificateCollector, PartitionSample
 from odradek.broker.server.producer_ids import ProducerIdAllocator
 from odradek.broker.server.replication_metrics import ReplicationCollector
 
@@ -119,15 +121,15 @@ class BrokerServer:
         await self._http_runner.setup()
         http = config.http_listener
         await web.TCPSite(self._http_runner, http.host, http.port).start()
+        securities = [
+            listener_security(
+                config, listener, self._scram_credential, store.image.scram_decoy_secret
+            )
+            for listener in config.listeners
+        ]
+        metrics.registry.register(CertificateCollector(lambda: _certificate_expiries(securities)))
         self._kafka_listeners = KafkaListeners(
-            self.context,
-            [
-                listener_security(
-                    config, listener, self._scram_credential, store.image.scram_decoy_secret
-                )
-                for listener in config.listeners
-            ],
-            config.get_int("ssl.reload.check.interval.ms") / 1000,
+            self.context, securities, config.get_int("ssl.reload.check.interval.ms") / 1000
         )
         await self._kafka_listeners.start()
         self._maintenance = LogMaintenance(self._logs, self.context_config)
@@ -224,3 +226,11 @@ async def run_broker(config: BrokerConfig, stop: asyncio.Event) -> None:
         await stop.wait()
     finally:
         await server.stop()
+
+
+def _certificate_expiries(
+    securities: list[ListenerSecurity],
+) -> Iterator[tuple[str, datetime.datetime]]:
+    for security in securities:
+        if security.tls is not None and security.tls.expires_at is not None:
+            yield security.listener.name, security.tls.expires_at

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 from collections.abc import Callable, Iterable, Iterator
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
@@ -39,6 +40,24 @@ class _LogCollector(Collector):
             end.add_metric(key, end_offset)
             high.add_metric(key, hw)
         yield from (size, segments, start, end, high)
+
+
+class CertificateCollector(Collector):
+    """When each TLS listener's certificate expires, as it serves it now (reloaded files
+    included)."""
+
+    def __init__(self, expiries: Callable[[], Iterable[tuple[str, datetime.datetime]]]) -> None:
+        self._expiries = expiries
+
+    def collect(self) -> Iterator[GaugeMetricFamily]:
+        expiry = GaugeMetricFamily(
+            "odradek_tls_certificate_expiry_timestamp_seconds",
+            "When the certificate a TLS listener presents expires (Unix time)",
+            labels=["listener"],
+        )
+        for listener, expires_at in self._expiries():
+            expiry.add_metric([listener], expires_at.timestamp())
+        yield expiry
 
 
 class BrokerMetrics:

@@ -46,5 +46,5 @@ def cluster_objects(owner: Owner, spec: ClusterSpec) -> list[Obj]:
     if spec.metrics.service_monitor:
         objects.append(service_monitor(owner))
     if spec.metrics.prometheus_rule:
-        objects.append(prometheus_rule(owner))
+        objects.append(prometheus_rule(owner, spec.cluster_ca.renewal_days))
     return objects

@@ -28,8 +28,9 @@ def _alert(name: str, expr: str, minutes: int, severity: str, summary: str) -> O
     }
 
 
-def alert_rules(pods: str, claims: str, namespace: str = "") -> list[Obj]:
-    """The broker alerts; ``pods``/``claims`` are regexes scoping them to some brokers."""
+def alert_rules(pods: str, claims: str, renewal_days: int | str, namespace: str = "") -> list[Obj]:
+    """The broker alerts; ``pods``/``claims`` are regexes scoping them to some brokers,
+    ``renewal_days`` how long before expiry the operator renews broker certificates."""
     where = f'namespace="{namespace}",' if namespace else ""
     scope = f'{where}pod=~"{pods}"'
     return [
@@ -63,6 +64,14 @@ def alert_rules(pods: str, claims: str, namespace: str = "") -> list[Obj]:
             "A broker volume has less than 15% free space.",
         ),
         _alert(
+            "OdradekCertificateNotRenewed",
+            f"min by (namespace, pod) (odradek_tls_certificate_expiry_timestamp_seconds"
+            f"{{{scope}}}) - time() < {renewal_days} * 86400",
+            60,
+            "warning",
+            "A broker's TLS certificate is inside its renewal window and was not renewed.",
+        ),
+        _alert(
             "OdradekConsumerLag",
             f"max by (namespace, group, topic) (odradek_consumer_lag{{{scope}}}) > 100000",
             15,
@@ -72,10 +81,11 @@ def alert_rules(pods: str, claims: str, namespace: str = "") -> list[Obj]:
     ]
 
 
-def prometheus_rule(owner: Owner) -> Obj:
+def prometheus_rule(owner: Owner, certificate_renewal_days: int) -> Obj:
     """Alerts for this cluster's brokers only."""
     brokers = names.brokers(owner.name)
-    rules = alert_rules(f"{brokers}-[0-9]+", f"data-{brokers}-[0-9]+", owner.namespace)
+    scope = f"{brokers}-[0-9]+", f"data-{brokers}-[0-9]+"
+    rules = alert_rules(*scope, certificate_renewal_days, owner.namespace)
     return {
         "apiVersion": "monitoring.coreos.com/v1",
         "kind": "PrometheusRule",

@@ -44,12 +44,17 @@ def rendered_files() -> dict[str, str]:
 
 
 def _chart_rules() -> str:
-    rules = alert_rules(".+-broker-[0-9]+", "data-.+-broker-[0-9]+")
+    rules = alert_rules(".+-broker-[0-9]+", "data-.+-broker-[0-9]+", _RENEWAL_DAYS)
     body = "".join(
         f"  {line}\n"
         for line in _dump({"groups": [{"name": "odradek", "rules": rules}]}).splitlines()
     )
-    return _HEADER + _CHART_RULES.format(body=_escape(body))
+    value = "{{ .Values.metrics.prometheusRule.certificateRenewalDays }}"
+    return _HEADER + _CHART_RULES.format(body=_escape(body).replace(_RENEWAL_DAYS, value))
+
+
+_RENEWAL_DAYS = "RENEWAL_DAYS"
+"""Stands for the chart value in the generated rules (one setting for every Cluster)."""
 
 
 def _escape(text: str) -> str:

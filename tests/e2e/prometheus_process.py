@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import json
 import shutil
+import subprocess
 import urllib.parse
 import urllib.request
 from collections.abc import Iterator
@@ -18,6 +19,8 @@ from typing import Any
 
 import yaml
 from e2e_kubectl import Kubectl
+from real_node import RealCluster
+from real_pods import ROOT, helm
 
 from odradek.cli.child_process import ChildProcess, free_port, http_status
 
@@ -30,6 +33,21 @@ def why_not() -> str | None:
     if shutil.which("prometheus") is None:
         return "needs Prometheus (apt-get install prometheus; scripts/setup.sh installs it)"
     return None
+
+
+def chart_rule_groups(cluster: RealCluster, *values: str) -> list[dict[str, Any]]:
+    """The rule groups of the chart's PrometheusRule, rendered by helm for the cluster's
+    Kubernetes version, with ``values`` (key=value) set too."""
+    version = cluster.kubectl.json("version")["serverVersion"]["gitVersion"]
+    settings = [f"--set={value}" for value in ("metrics.prometheusRule.enabled=true", *values)]
+    rendered = subprocess.run(
+        [
+            helm(), "template", "odradek", str(ROOT / "charts/odradek"), "--kube-version",
+            version, *settings, "--show-only", "templates/prometheusrule.yaml",
+        ],
+        capture_output=True, text=True, check=True, timeout=60,
+    ).stdout  # fmt: skip
+    return list(yaml.safe_load(rendered)["spec"]["groups"])
 
 
 def _broker_targets(kubectl: Kubectl, namespace: str) -> list[dict[str, Any]]:

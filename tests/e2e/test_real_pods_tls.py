@@ -22,6 +22,7 @@ from typing import Any
 
 import pytest
 from e2e_kubectl import Kubectl, new_namespace, wait_for
+from prometheus_process import chart_rule_groups, running_prometheus, why_not
 from real_node import RealCluster
 from real_pods import ready, small_cluster
 
@@ -205,6 +206,7 @@ def test_a_tls_cluster_replicates_over_tls_and_renews_its_certificates_under_run
         assert {name: pod["metadata"]["uid"] for name, pod in after.items()} == pods
         for pod in after.values():
             assert all(c["restartCount"] == 0 for c in pod["status"]["containerStatuses"])
+        certificate_alert_reads_the_brokers(real_cluster, namespace, tmp_path, sorted(pods))
     finally:
         for client in clients:
             client.kill()
@@ -226,3 +228,51 @@ def broker_pods(kubectl: Kubectl, namespace: str) -> list[dict[str, Any]]:
     return kubectl.items(
         namespace, "pods", f"app.kubernetes.io/instance={NAME},app.kubernetes.io/component=broker"
     )
+
+
+def certificate_alert_reads_the_brokers(
+    cluster: RealCluster, namespace: str, tmp_path: Path, pods: list[str]
+) -> None:
+    """A real Prometheus scraping the brokers evaluates the chart's certificate alert: the
+    renewed certificates (about two days left) are inside a 3-day renewal window, so the
+    alert is pending for each broker, and outside a 1-day one, so it is not."""
+    if reason := why_not():
+        pytest.fail(reason)
+    due, not_due = (
+        [
+            {**group, "name": f"{group['name']}-{days}"}
+            for group in chart_rule_groups(
+                cluster, f"metrics.prometheusRule.certificateRenewalDays={days}"
+            )
+        ]
+        for days in (3, 1)
+    )
+    pki = cluster.plane.pki
+    with running_prometheus(
+        tmp_path / "prometheus", cluster.kubectl, (pki.admin_cert, pki.admin_key),
+        due + not_due, namespace,
+    ) as prometheus:  # fmt: skip
+        expiry = f'odradek_tls_certificate_expiry_timestamp_seconds{{namespace="{namespace}"}}'
+        # each broker: its TLS listener and the replication listener
+        wanted = sorted((pod, listener) for pod in pods for listener in ("REPLICATION", "TLS"))
+
+        def scraped() -> list[tuple[str, str]]:
+            series = prometheus.query(expiry)
+            return sorted((s["metric"]["pod"], s["metric"]["listener"]) for s in series)
+
+        wait_for("the brokers' certificate expiry series", lambda: scraped() == wanted, 60, 2)
+
+        def alert_states() -> dict[str, str] | None:
+            """Each group's state of the alert, once the due one is pending for every broker."""
+            rules = {
+                group["name"]: rule
+                for group in prometheus.api("rules")["groups"]
+                for rule in group["rules"]
+                if rule["name"] == "OdradekCertificateNotRenewed"
+            }
+            alerting = sorted(a["labels"]["pod"] for r in rules.values() for a in r["alerts"])
+            states = {name.rsplit("-", 1)[1]: rule["state"] for name, rule in rules.items()}
+            return states if alerting == pods else None
+
+        states = wait_for("the certificate alert pending for each broker", alert_states, 60, 2)
+        assert states == {"3": "pending", "1": "inactive"}, states

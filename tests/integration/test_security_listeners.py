@@ -25,6 +25,7 @@ from broker_process import BrokerFactory, unique_name
 from certificates import certificate_authority, issue
 from confluent_kafka import KafkaException
 from confluent_kafka.admin import AdminClient, ConfigResource
+from cryptography import x509
 from kafka_tools import kafka_tool
 from kafka_wire import WireClient, api_versions_request, metadata_request
 from sasl_wire import (
@@ -390,8 +391,14 @@ def test_a_certificate_replaced_on_disk_is_served_without_a_restart(
 ) -> None:
     context = ssl.create_default_context(cafile=str(secured.ca_file))
     before = tls_peer(secured.sasl_ssl_port, context)
+    expiry = "odradek_tls_certificate_expiry_timestamp_seconds"
+    served = x509.load_pem_x509_certificates(secured.broker_key_store.read_bytes())[0]
+    for listener in ("SSL", "SASL_SSL"):
+        metric = secured.broker.metric(expiry, listener=listener)
+        assert metric == served.not_valid_after_utc.timestamp()
     replacement = secured.directory / "broker.pem.new"
-    issue(secured.ca, "broker-renewed").write_pem(replacement)
+    renewed = issue(secured.ca, "broker-renewed", valid_for=datetime.timedelta(days=30))
+    renewed.write_pem(replacement)
     replacement.replace(secured.broker_key_store)
     deadline = time.monotonic() + 10
     while True:
@@ -402,3 +409,5 @@ def test_a_certificate_replaced_on_disk_is_served_without_a_restart(
         time.sleep(0.2)
     assert dict(item[0] for item in after["subject"])["commonName"] == "broker-renewed"
     assert with_confluent(secured, "SASL_SSL", unique_name("after-renewal")) == RECORDS
+    new_expiry = renewed.certificate.not_valid_after_utc.timestamp()
+    assert secured.broker.metric(expiry, listener="SASL_SSL") == new_expiry

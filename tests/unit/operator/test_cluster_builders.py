@@ -298,8 +298,21 @@ def test_monitoring_objects_are_optional() -> None:
         "OdradekOfflinePartitions",
         "OdradekActiveControllerCount",
         "OdradekDiskNearlyFull",
+        "OdradekCertificateNotRenewed",
     } <= alerts
     assert not [k for k in build({}) if k[0] in {"ServiceMonitor", "PrometheusRule"}]
+
+
+def test_the_certificate_alert_fires_inside_the_clusters_renewal_window() -> None:
+    spec = {**SPECS["everything"], "clusterCa": {"validityDays": 90, "renewalDays": 20}}
+    rule = build(spec)["PrometheusRule", "events-broker"]
+    [alert] = [
+        r
+        for r in rule["spec"]["groups"][0]["rules"]
+        if r["alert"] == "OdradekCertificateNotRenewed"
+    ]
+    assert alert["expr"].endswith("- time() < 20 * 86400")
+    assert 'namespace="' in alert["expr"] and "events-broker-[0-9]+" in alert["expr"]
 
 
 def test_tls_mounts_the_broker_certificates_and_opens_the_replication_listener() -> None:
