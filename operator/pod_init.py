@@ -3,8 +3,9 @@
 Runs in the broker image with only the standard library. With racks, it reads the node
 through the API server with the pod's projected token and adds ``broker.rack`` (the
 node's zone). With external listeners, it writes ``advertised.listeners``: the in-cluster
-ones as given, and each external one at the node's address and this broker's node port
-(from the external-ports ConfigMap). The ConfigMap's properties plus these go where the
+ones as given, and each external one as the external-ports ConfigMap says: this broker's
+node port at the node's address, or its load balancer's ``host:port`` (waited for while
+the load balancer has given none). The ConfigMap's properties plus these go where the
 broker will read them.
 """
 
@@ -15,6 +16,7 @@ import json
 import os
 import ssl
 import sys
+import time
 import urllib.request
 from pathlib import Path
 
@@ -36,19 +38,33 @@ def with_advertised(properties: str, advertised: str) -> str:
     return "\n".join([*lines, prefix + advertised]) + "\n"
 
 
-def external_advertised(names: list[str], host: str, broker: str, ports: Path) -> list[str]:
-    """``NAME://host:port`` of each external listener, its port this broker's key
-    ``NAME.<broker>`` of the mounted external-ports ConfigMap."""
+def external_advertised(
+    names: list[str], host: str, broker: str, ports: Path, wait_s: float = 0.0
+) -> list[str]:
+    """``NAME://host:port`` of each external listener from this broker's key
+    ``NAME.<broker>`` of the mounted external-ports ConfigMap: a node port (at ``host``),
+    or a load balancer's ``host:port``. A missing key is waited for up to ``wait_s`` (the
+    kubelet refreshes the mounted ConfigMap when the operator adds it)."""
     found = []
+    deadline = time.monotonic() + wait_s
     for name in names:
         key = ports / f"{name}.{broker}"
+        if not key.exists() and wait_s > 0:
+            print(f"waiting for the external address of listener {name} of broker {broker}")
+            while not key.exists() and time.monotonic() < deadline:
+                time.sleep(1)
         try:
-            port = int(key.read_text().strip())
-        except (OSError, ValueError) as error:
+            value = key.read_text().strip()
+        except OSError as error:
             raise SystemExit(
-                f"no node port for listener {name} of broker {broker}: {error}"
+                f"no external address for listener {name} of broker {broker}: {error}"
             ) from None
-        found.append(f"{name}://{host}:{port}")
+        if ":" in value:
+            found.append(f"{name}://{value}")
+        elif value.isdigit():
+            found.append(f"{name}://{host}:{value}")
+        else:
+            raise SystemExit(f"external address {value!r} of listener {name} is no port")
     return found
 
 
@@ -78,6 +94,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--broker", help="this broker's id")
     parser.add_argument("--external-ports", type=Path, help="the external-ports ConfigMap")
     parser.add_argument("--external", action="append", default=[], help="an external listener")
+    parser.add_argument(
+        "--wait", type=float, default=0.0, help="seconds to wait for a missing external address"
+    )
     args = parser.parse_args(argv)
     properties = args.config.read_text()
     if args.node and args.topology_key:
@@ -88,7 +107,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.external:
         if not (args.advertised and args.host and args.broker and args.external_ports):
             parser.error("--external needs --advertised, --host, --broker and --external-ports")
-        external = external_advertised(args.external, args.host, args.broker, args.external_ports)
+        external = external_advertised(
+            args.external, args.host, args.broker, args.external_ports, args.wait
+        )
         advertised = ",".join([args.advertised, *external])
         print(f"broker {args.broker} advertises {advertised}")
         properties = with_advertised(properties, advertised)

@@ -10,8 +10,9 @@
 #                                  extra, kcat, etcd, docker.io, mmdebstrap and a real
 #                                  node's containerd, CNI plugins and catatonit (apt-get),
 #                                  Spark's Kafka connector and Apache Kafka's jars (mvn),
-#                                  helm, the Kubernetes binaries, CoreDNS, crictl and etcd
-#                                  (Go module proxy), the images (docker build)
+#                                  helm, the Kubernetes binaries, CoreDNS, crictl, etcd
+#                                  and MetalLB's controller (Go module proxy), the images
+#                                  (docker build)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/python-env.sh
@@ -75,10 +76,11 @@ ln -sf "helm-${HELM_VERSION}" "${ODRADEK_CACHE}/bin/helm"
 
 # The Kubernetes binaries (control plane and node) for tests/e2e, built from the Go module
 # proxy once (tens of minutes on a busy 2-core machine; docs/operator-testing.md), then
-# cached; likewise CoreDNS, crictl and etcd. The images (the project's and the real
-# nodes' pause and etcd) are built by the tests themselves (tests/e2e/node_tools.py).
+# cached; likewise CoreDNS, crictl, etcd and MetalLB's controller. The images (the
+# project's and the real nodes' pause and etcd) are built by the tests themselves
+# (tests/e2e/node_tools.py).
 say "Kubernetes binaries in $(bash tests/e2e/kube_binaries.sh)"
-for tool in coredns crictl etcd; do
+for tool in coredns crictl etcd metallb; do
   say "${tool} in $(bash tests/e2e/go_tool.sh "${tool}")"
 done
 say "ready: ${ODRADEK_VENV}"

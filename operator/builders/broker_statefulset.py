@@ -21,6 +21,8 @@ from .pod_defaults import CONTAINER_SECURITY_CONTEXT, POD_SECURITY_CONTEXT, fiel
 
 TOKEN_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
 EXTERNAL_PORTS_DIR = "/etc/odradek/external-ports"
+EXTERNAL_ADDRESS_WAIT_S = 600
+"""How long a starting broker waits for a load balancer's address before it fails."""
 TERMINATION_GRACE_SECONDS = 120
 """Time for a controlled shutdown: the broker hands its leaderships over before it exits."""
 
@@ -194,7 +196,7 @@ def _broker_container(owner: Owner, spec: ClusterSpec) -> Obj:
 def _startup_container(owner: Owner, spec: ClusterSpec) -> Obj:
     """Completes the config: broker.rack from the node's zone label (read with the API
     token), and with external listeners advertised.listeners with the node's address and
-    the broker's node ports."""
+    the broker's node ports, or its load balancers' addresses (waited for)."""
     command = [
         "python3",
         "-m",
@@ -215,6 +217,7 @@ def _startup_container(owner: Owner, spec: ClusterSpec) -> Obj:
     if spec.external_listeners:
         command += ["--advertised", _advertised(owner, spec), "--host", "$(HOST_IP)"]
         command += ["--broker", "$(BROKER_ID)", "--external-ports", EXTERNAL_PORTS_DIR]
+        command += ["--wait", str(EXTERNAL_ADDRESS_WAIT_S)]
         for listener in spec.external_listeners:
             command += ["--external", listener.name]
         env += [

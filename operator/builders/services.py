@@ -52,8 +52,10 @@ POD_NAME_LABEL = "statefulset.kubernetes.io/pod-name"
 
 
 def external_service(owner: Owner, listener: Listener, broker: int) -> Obj:
-    """The NodePort Service of one broker on an external listener, selecting its pod. The
-    node port is left to the API server, which keeps it across applies."""
+    """The NodePort or LoadBalancer Service of one broker on an external listener,
+    selecting its pod. The node port is left to the API server, which keeps it across
+    applies, and the address to the load balancer."""
+    assert listener.external is not None
     return {
         "apiVersion": "v1",
         "kind": "Service",
@@ -61,7 +63,7 @@ def external_service(owner: Owner, listener: Listener, broker: int) -> Obj:
             owner, names.external_service(owner.name, listener.name, broker), "broker"
         ),
         "spec": {
-            "type": "NodePort",
+            "type": _SERVICE_TYPES[listener.external.type],
             "selector": {POD_NAME_LABEL: names.broker_pod(owner.name, broker)},
             "ports": [
                 {
@@ -74,15 +76,20 @@ def external_service(owner: Owner, listener: Listener, broker: int) -> Obj:
     }
 
 
+_SERVICE_TYPES = {"nodeport": "NodePort", "loadbalancer": "LoadBalancer"}
+
+
 def external_port_key(listener: str, broker_id: int) -> str:
     """A key of the external-ports ConfigMap, and a file where the init step reads it."""
     return f"{listener}.{broker_id}"
 
 
-def external_ports_config_map(owner: Owner, ports: dict[str, int]) -> Obj:
+def external_ports_config_map(owner: Owner, addresses: dict[str, str]) -> Obj:
+    """Where each broker is reached on each external listener: a node port (at its node's
+    address), or the ``host:port`` of its load balancer."""
     return {
         "apiVersion": "v1",
         "kind": "ConfigMap",
         "metadata": metadata(owner, names.external_ports(owner.name), "broker"),
-        "data": {key: str(port) for key, port in sorted(ports.items())},
+        "data": dict(sorted(addresses.items())),
     }

@@ -80,11 +80,11 @@ def sync_certificates(
     owner: Owner,
     spec: ClusterSpec,
     logger: Log,
-    addresses: Mapping[int, str] | None = None,
+    addresses: Mapping[int, list[str]] | None = None,
 ) -> ClientTls:
     """Make or renew what is due; what the operator connects to the brokers with. A broker
-    with an address in ``addresses`` (its node's, where external clients reach it) has it
-    in its certificate too."""
+    with addresses in ``addresses`` (its node's, its load balancers': where external
+    clients reach it) has them in its certificate too."""
     now = ctx.now()
     cluster_ca = _sync_ca(ctx, owner, _CLUSTER_CA, spec.cluster_ca, logger)
     clients_ca = _sync_ca(ctx, owner, _CLIENTS_CA, spec.clients_ca, logger)
@@ -96,8 +96,8 @@ def sync_certificates(
     for broker in range(spec.replicas):
         pod = names.broker_pod(owner.name, broker)
         dns_names = broker_dns_names(owner.name, owner.namespace, broker)
-        if addresses and broker in addresses:
-            dns_names.append(addresses[broker])
+        if addresses:
+            dns_names += addresses.get(broker, [])
         pair = cluster_ca.kept_or_issued(stored.get(f"{pod}.pem"), pod, dns_names, now, logger)
         brokers[f"{pod}.pem"] = pair.key_pem + pair.cert_pem
     _apply(ctx, owner, names.broker_certs(owner.name), brokers)

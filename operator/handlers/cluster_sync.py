@@ -19,7 +19,7 @@ from ..planning.scale_down import plan_scale_down
 from .cluster_address import admin_bootstrap
 from .cluster_certificates import MissingCertificateAuthority, sync_certificates
 from .context import Context, Log
-from .external_access import sync_external_ports
+from .external_access import certificate_addresses, sync_external_access
 from .kafka_admin import ClusterMetadata, KafkaAdmin, KafkaAdminError
 from .observe_brokers import BrokerObservation, claim_name, observe_brokers
 from .report import report
@@ -36,24 +36,19 @@ def sync_cluster(ctx: Context, body: Mapping[str, Any], logger: Log) -> Obj:
     spec = ClusterSpec.model_validate(body.get("spec") or {})
     observed = observe_brokers(ctx.kube, owner, spec)
     bootstrap = names.bootstrap_servers(owner.name, owner.namespace, spec.listeners[0].port)
+    every_broker = spec.model_copy(  # every broker there is or is to be
+        update={"replicas": max(spec.replicas, observed.statefulset_replicas or 0)}
+    )
+    external = sync_external_access(ctx, owner, every_broker) if spec.external_listeners else {}
     tls = None
-    if spec.secured:  # certificates for every broker there is or is to be
-        brokers = max(spec.replicas, observed.statefulset_replicas or 0)
+    if spec.secured:
+        addresses = certificate_addresses(spec, observed.addresses, external)
         try:
-            tls = sync_certificates(
-                ctx,
-                owner,
-                spec.model_copy(update={"replicas": brokers}),
-                logger,
-                observed.addresses if spec.external_listeners else {},
-            )
+            tls = sync_certificates(ctx, owner, every_broker, logger, addresses)
         except MissingCertificateAuthority as missing:
             verdicts = failed("CertificateAuthorityMissing", str(missing))
             known: Obj = {"bootstrapServers": bootstrap}
             return report(ctx, body, verdicts, known, ClusterStatus, logger)
-    if spec.external_listeners:
-        brokers = max(spec.replicas, observed.statefulset_replicas or 0)
-        sync_external_ports(ctx, owner, spec.model_copy(update={"replicas": brokers}))
     admin = ctx.admin(admin_bootstrap(body, ctx.out_of_cluster), tls)
     metadata = _metadata(admin) if observed.statefulset_replicas else None
     replicas, activity = _replicas(admin, spec, observed, metadata)

@@ -141,9 +141,12 @@ class ListenerAuthentication(Schema):
 class ExternalAccess(Schema):
     """How clients outside the Kubernetes cluster reach each broker of a listener."""
 
-    type: Literal["nodeport"] = "nodeport"
+    type: Literal["nodeport", "loadbalancer"] = "nodeport"
     """nodeport: a NodePort Service per broker (its node port allocated by the API server);
-    the broker advertises its node's address (the pod's status.hostIP) and that port."""
+    the broker advertises its node's address (the pod's status.hostIP) and that port.
+    loadbalancer: a LoadBalancer Service per broker; the broker advertises the address the
+    load balancer was given (the Service's status) and the listener's port, and waits
+    for it when it starts before the address is known."""
 
 
 class Listener(Schema):

@@ -8,6 +8,8 @@
 #   go_tool.sh etcd      etcd v3.5.17, statically linked: the managed etcd's default
 #                        image (quay.io/coreos/etcd:v3.5.17) cannot be pulled here, so the
 #                        tests' pods run this binary from a local image (node_images.sh)
+#   go_tool.sh metallb   MetalLB's controller, which gives LoadBalancer Services addresses
+#                        from its IPAddressPools; its CRDs are copied next to it (crds/)
 #
 # Each builds in a wrapper module that requires the tool's module (etcd's server module
 # replaces its siblings with ../ paths, which `go install` refuses).
@@ -16,11 +18,12 @@
 # under ~/.cache/odradek/go), built at the lowest CPU priority (nice 19).
 set -euo pipefail
 
-tool="${1:?usage: go_tool.sh coredns|crictl|etcd}"
+tool="${1:?usage: go_tool.sh coredns|crictl|etcd|metallb}"
 case "${tool}" in
   coredns) package=github.com/coredns/coredns version=v1.15.0 ;;
   crictl) package=sigs.k8s.io/cri-tools/cmd/crictl version=v1.37.0 ;;
   etcd) package=go.etcd.io/etcd/server/v3 version=v3.5.17 ;;
+  metallb) package=go.universe.tf/metallb/controller version=v0.15.2 ;;
   *) echo "go_tool.sh: unknown tool ${tool}" >&2; exit 2 ;;
 esac
 cache="${HOME}/.cache/odradek"
@@ -50,6 +53,11 @@ started=$(date +%s)
   go get "${package}@${version}"
   nice -n 19 go build -p "${ODRADEK_KUBE_BUILD_JOBS:-2}" -trimpath -ldflags "-s -w" \
     -o "${out}/${tool}.tmp" "${package}"
+  if [ "${tool}" = metallb ]; then
+    mkdir -p "${out}/crds"
+    cp "${GOMODCACHE}/go.universe.tf/metallb@${version}/config/crd/bases/"*.yaml "${out}/crds/"
+    chmod u+w "${out}/crds/"*.yaml
+  fi
 ) >"${out}/build.log" 2>&1 || { tail -n 40 "${out}/build.log" >&2; exit 1; }
 mv "${out}/${tool}.tmp" "${out}/${tool}"
 rm -rf "${src}"

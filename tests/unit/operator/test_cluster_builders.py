@@ -200,6 +200,19 @@ def test_an_external_listener_gets_a_node_port_service_per_broker() -> None:
     assert service["spec"]["ports"] == [{"name": "external", "port": 9094, "targetPort": 9094}]
 
 
+def test_a_load_balancer_listener_gets_a_load_balancer_service_per_broker() -> None:
+    external = {"type": "loadbalancer"}
+    listener = Listener.model_validate({"name": "PUBLIC", "port": 9095, "external": external})
+    service = external_service(OWNER, listener, 0)
+    assert_valid(service)
+    assert service["metadata"]["name"] == "events-broker-0-public"
+    assert service["spec"]["type"] == "LoadBalancer"
+    assert service["spec"]["ports"] == [{"name": "public", "port": 9095, "targetPort": 9095}]
+    pod = broker_pod({"listeners": [{"name": "PLAIN"}, listener.wire()]})["spec"]
+    command = pod["initContainers"][0]["command"]
+    assert command[command.index("--wait") + 1] == "600"
+
+
 def test_without_rack_the_broker_reads_the_config_map_directly() -> None:
     pod = broker_pod({})["spec"]
     assert "initContainers" not in pod

@@ -5,6 +5,7 @@ import shutil
 import ssl
 import subprocess
 import threading
+import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -162,5 +163,46 @@ def test_external_listeners_are_advertised_at_the_nodes_address_and_the_brokers_
         internal,
         "EXTERNAL://10.1.2.3:31234",
     ]
-    with pytest.raises(SystemExit, match="no node port for listener EXTERNAL of broker 2"):
+    with pytest.raises(SystemExit, match="no external address for listener EXTERNAL of broker 2"):
         main([*argv, "--broker", "2"])
+
+
+def test_a_load_balancer_address_is_advertised_as_it_is_once_the_operator_wrote_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The load balancer's host:port is advertised as given; a starting broker waits for
+    it to appear in the mounted ConfigMap (here written a moment after it started)."""
+    spec = ClusterSpec.model_validate(
+        {
+            "listeners": [
+                {"name": "PLAIN", "port": 9092},
+                {"name": "PUBLIC", "port": 9095, "external": {"type": "loadbalancer"}},
+            ]
+        }
+    )
+    config = tmp_path / "broker.properties"
+    config.write_text(broker_properties("events", "prod", spec))
+    ports = tmp_path / "ports"
+    ports.mkdir()
+    out = tmp_path / "runtime.properties"
+    internal = "PLAIN://events-broker-0.events-brokers.prod.svc:9092"
+    argv = ["--config", str(config), "--out", str(out), "--advertised", internal]
+    argv += ["--host", "10.1.2.3", "--external-ports", str(ports), "--external", "PUBLIC"]
+    writer = threading.Timer(1.5, (ports / "PUBLIC.0").write_text, ["198.18.0.7:9095"])
+    writer.start()
+    try:
+        assert main([*argv, "--broker", "0", "--wait", "30"]) == 0
+    finally:
+        writer.join()
+    assert "waiting for the external address of listener PUBLIC of broker 0" in (
+        capsys.readouterr().out
+    )
+    loaded = BrokerConfig.load(out, environ={"ODRADEK_NODE_ID": "0"})
+    assert [str(listener) for listener in loaded.advertised_listeners] == [
+        internal,
+        "PUBLIC://198.18.0.7:9095",
+    ]
+    started = time.monotonic()
+    with pytest.raises(SystemExit, match="no external address for listener PUBLIC of broker 1"):
+        main([*argv, "--broker", "1", "--wait", "1"])
+    assert time.monotonic() - started >= 1
