@@ -16,14 +16,16 @@ from pathlib import Path
 
 from ..protocol.errors import ErrorCode, KafkaError
 from ..protocol.records import BatchHeader, iter_batches, patch_batch
+from ..protocol.transaction_markers import TransactionMarker, decode_marker, encode_marker
 from . import timestamp_lookup
 from .append_validation import validate_for_append
 from .checkpoint import read_checkpoint, write_checkpoint
 from .file_io import TMP_SUFFIX, fsync_directory, write_atomically
 from .leader_epoch_cache import LeaderEpochCache
 from .log_config import LogConfig
+from .log_transactions import LogTransactions, aborted_transactions
 from .offset_file_names import base_offset_of
-from .producer_state import ProducerEntry, ProducerStateManager
+from .producer_state import CompletedTxn, ProducerEntry, ProducerStateManager
 from .recovery import may_follow, recover_segment
 from .retention import deletable_segments
 from .segment import (
@@ -40,6 +42,7 @@ from .segment_swap import (
     recover_swap,
     write_cleaned_up_to,
 )
+from .transaction_index import TXN_INDEX_SUFFIX, AbortedTxn
 
 logger = logging.getLogger(__name__)
 
@@ -117,6 +120,7 @@ class PartitionLog:
         self._checkpoint_lock = threading.Lock()
         self._epoch_cache = LeaderEpochCache(directory)
         self._producer_state = ProducerStateManager(directory)
+        self._transactions = LogTransactions()
         self._unflushed_messages = 0
         self._last_flush_ms = self._now_ms()
         self._roll_jitter_ms = self._new_roll_jitter()
@@ -146,7 +150,7 @@ class PartitionLog:
         offsets = self._read_offsets()
         now_ms = self._now_ms()
         bases = sorted(base_offset_of(path) for path in self.directory.glob("*" + LOG_SUFFIX))
-        for suffix in (INDEX_SUFFIX, TIME_INDEX_SUFFIX):
+        for suffix in (INDEX_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX):
             for path in self.directory.glob("*" + suffix):
                 if base_offset_of(path) not in bases:
                     path.unlink()
@@ -165,23 +169,25 @@ class PartitionLog:
                 )
                 unsafe = index
                 break
-        self._recover(unsafe)
+        recovered_from = self._recover(unsafe)
         log_end = self.log_end_offset
         first_base = self._segments[0].base_offset
         self.log_start_offset = min(max(offsets.get(LOG_START_OFFSET, 0), first_base), log_end)
         self._recovery_point = log_end if clean else min(recovery_point, log_end)
         self.high_watermark = offsets.get(HIGH_WATERMARK, 0)
         self._epoch_cache.truncate_from_end(log_end)
-        self._rebuild_producer_state()
+        self._rebuild_producer_state(recovered_from)
         if clean:
             # a later crash must not find the marker and skip recovery
             marker.unlink()
             fsync_directory(self.directory)
 
-    def _recover(self, first: int) -> None:
-        """Re-validate segments from index ``first`` on; drop any that no longer follow on."""
+    def _recover(self, first: int) -> int:
+        """Re-validate segments from index ``first`` on; drop any that no longer follow on.
+        Returns where the recovered part starts (the log end when nothing needed it)."""
         if first >= len(self._segments):
-            return
+            return self.log_end_offset
+        recovered_from = self._segments[first].base_offset
         logger.info(
             "%s: recovering from segment %d", self.directory.name, self._segments[first].base_offset
         )
@@ -197,20 +203,30 @@ class PartitionLog:
                     expected,
                 )
                 self._delete_segments(index)
-                return
+                return recovered_from
             expected = recover_segment(
                 segment, segment.base_offset, self.config.index_interval_bytes, gaps_below
             )
+        return recovered_from
 
     def _read_offsets(self) -> dict[str, int]:
         rows = read_checkpoint(self.directory / OFFSETS_CHECKPOINT_FILE, OFFSETS_CHECKPOINT_VERSION)
         return {name: int(value) for name, value in rows or []}
 
-    def _rebuild_producer_state(self) -> None:
+    def _rebuild_producer_state(self, replay_from_at_most: int | None = None) -> None:
+        """Load the newest snapshot (at or before ``replay_from_at_most``, where segments
+        whose aborted transaction indexes must be rebuilt start) and replay the rest."""
+        end = self.log_end_offset
         start = self._producer_state.load_snapshot(
-            self._segments[0].base_offset, self.log_end_offset
+            self._segments[0].base_offset,
+            end if replay_from_at_most is None else min(replay_from_at_most, end),
         )
-        self._producer_state.replay(header for _, _, header in self._batches_from(start))
+        self._transactions.forget_completed()
+        batches = (
+            (header, self._marker_in(segment.read_bytes(position, header.size), header))
+            for segment, position, header in self._batches_from(start)
+        )
+        self._complete_all(self._producer_state.replay(batches))
 
     # --- offsets -------------------------------------------------------------------------------
 
@@ -226,6 +242,15 @@ class PartitionLog:
     @high_watermark.setter
     def high_watermark(self, offset: int) -> None:
         self._high_watermark = min(max(offset, self.log_start_offset), self.log_end_offset)
+        self._transactions.high_watermark_moved(self._high_watermark)
+
+    @property
+    def last_stable_offset(self) -> int:
+        """Where a read_committed reader stops: before the earliest transaction still open
+        or not yet replicated as complete; the high watermark when there is none."""
+        return self._transactions.last_stable_offset(
+            self._producer_state.open_transactions(), self._high_watermark, self.log_start_offset
+        )
 
     @property
     def size_bytes(self) -> int:
@@ -252,9 +277,12 @@ class PartitionLog:
     ) -> AppendInfo:
         """Validate, convert per the topic's settings, assign offsets from the log end,
         check producer sequences, and write."""
-        validated = validate_for_append(
-            bytearray(records), self._validate(records), self.config, self._now_ms()
-        )
+        headers = self._validate(records)
+        if any(header.is_control for header in headers):
+            raise KafkaError(
+                ErrorCode.invalid_record, "Clients are not allowed to write control records"
+            )
+        validated = validate_for_append(bytearray(records), headers, self.config, self._now_ms())
         buffer, headers = validated.data, validated.headers
         producers = self._producer_state.begin()
         next_offset = self.log_end_offset
@@ -288,6 +316,23 @@ class PartitionLog:
             duplicate=False,
         )
 
+    def append_marker(self, marker: TransactionMarker, leader_epoch: int) -> AppendInfo:
+        """Append a transaction marker the coordinator sent (WriteTxnMarkers), completing
+        the producer's open transaction, if any."""
+        producers = self._producer_state.begin()
+        producers.check_marker(marker)
+        buffer = bytearray(encode_marker(marker, self._now_ms()))
+        offset = self.log_end_offset
+        patch_batch(buffer, 0, offset, leader_epoch)
+        [header] = iter_batches(buffer)
+        self._epoch_cache.assign(leader_epoch, offset)
+        self._write(buffer, [header])
+        completed = producers.record_marker(marker, offset)
+        self._producer_state.commit(producers)
+        if completed is not None:
+            self._complete_all([completed])
+        return AppendInfo(offset, offset, -1, self.log_start_offset, duplicate=False)
+
     def append_as_follower(self, records: bytes | bytearray | memoryview) -> AppendInfo:
         """Append batches whose offsets the leader assigned; they must continue this log,
         with gaps only where the leader's cleaner removed records."""
@@ -309,7 +354,14 @@ class PartitionLog:
         for header in headers:
             self._epoch_cache.assign(header.partition_leader_epoch, header.base_offset)
         self._write(records, headers)
-        self._producer_state.replay(headers)
+        batches = [
+            (
+                header,
+                self._marker_in(records[header.position : header.position + header.size], header),
+            )
+            for header in headers
+        ]
+        self._complete_all(self._producer_state.replay(batches))
         return AppendInfo(
             headers[0].base_offset,
             headers[-1].last_offset,
@@ -430,6 +482,29 @@ class PartitionLog:
             end, after = position + header.size, header.next_offset
         return end, True, after
 
+    def aborted_transactions(self, fetch_offset: int, upper_bound: int) -> list[AbortedTxn]:
+        """The aborted transactions a read_committed fetch of ``[fetch_offset, upper_bound)``
+        returns."""
+        segments = self._segments[self._segment_index(fetch_offset) :]
+        return aborted_transactions(segments, fetch_offset, upper_bound)
+
+    @staticmethod
+    def _marker_in(
+        batch: bytes | bytearray | memoryview, header: BatchHeader
+    ) -> TransactionMarker | None:
+        return decode_marker(batch) if header.is_control else None
+
+    def _complete_all(self, completed: Sequence[CompletedTxn]) -> None:
+        """Index the aborted ones among transactions just completed, and hold the LSO
+        below those not yet replicated."""
+        for transaction in completed:
+            self._transactions.complete(
+                transaction,
+                self._segments[self._segment_index(transaction.last_offset)],
+                self._producer_state.open_transactions(),
+                self._high_watermark,
+            )
+
     def _batches_from(self, offset: int) -> Iterator[tuple[LogSegment, int, BatchHeader]]:
         """(segment, position, header) of every batch holding ``offset`` or later ones."""
         for segment in self._segments[self._segment_index(offset) :]:
@@ -502,6 +577,7 @@ class PartitionLog:
         self._set_cleaned_up_to(offset)
         self._epoch_cache.clear()
         self._producer_state.reset()
+        self._transactions.forget_completed()
         self.checkpoint()
 
     def _delete_segments(self, first: int) -> None:

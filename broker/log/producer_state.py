@@ -1,10 +1,13 @@
-"""Kafka's ProducerStateManager: the last batches of each idempotent producer.
+"""Kafka's ProducerStateManager: the last batches of each idempotent producer, and the
+transaction each transactional producer has open.
 
 Each partition remembers, per producer id, the producer epoch and the
 sequence ranges and offsets of its last five batches: enough to answer a
-retried batch with its original offsets and to reject gaps. The state is
-snapshotted to ``<offset>.snapshot`` files (covering batches below that
-offset) and rebuilt on open from the newest snapshot plus the headers after it.
+retried batch with its original offsets and to reject gaps. A transactional
+producer's first batch after a marker opens a transaction at its offset; the
+next marker (COMMIT or ABORT) completes it. The state is snapshotted to
+``<offset>.snapshot`` files (covering batches below that offset) and rebuilt on
+open from the newest snapshot plus the batches after it.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from crc32c import crc32c
 
 from ..protocol.errors import ErrorCode, KafkaError
 from ..protocol.records import BatchHeader
+from ..protocol.transaction_markers import TransactionMarker
 from .file_io import write_atomically
 from .offset_file_names import base_offset_of, file_name
 
@@ -26,11 +30,13 @@ logger = logging.getLogger(__name__)
 
 BATCHES_PER_PRODUCER = 5
 SNAPSHOT_SUFFIX = ".snapshot"
-SNAPSHOT_VERSION = 1
+SNAPSHOT_VERSION = 2
 SEQUENCE_MODULUS = 1 << 31
+NO_TRANSACTION = -1
 
 _SNAPSHOT_HEADER = struct.Struct(">hIi")  # version, crc32c of the rest, producer count
-_PRODUCER = struct.Struct(">qhb")  # producer id, epoch, batch count
+_PRODUCER_V1 = struct.Struct(">qhb")  # producer id, epoch, batch count
+_PRODUCER = struct.Struct(">qhbiq")  # ... and coordinator epoch, open transaction's offset
 _BATCH = struct.Struct(">iiqqq")  # first/last sequence, first/last offset, max timestamp
 
 
@@ -44,11 +50,28 @@ class BatchMetadata:
 
 
 @dataclass(frozen=True, slots=True)
+class CompletedTxn:
+    """A transaction a marker completed: its first data offset and the marker's offset."""
+
+    producer_id: int
+    first_offset: int
+    last_offset: int
+    aborted: bool
+
+
+@dataclass(frozen=True, slots=True)
 class ProducerEntry:
-    """A producer's epoch and its last batches, oldest first."""
+    """A producer's epoch and its last batches, oldest first; the epoch of the coordinator
+    that wrote its last marker, and the first offset of its open transaction."""
 
     epoch: int
     batches: tuple[BatchMetadata, ...]
+    coordinator_epoch: int = -1
+    txn_first_offset: int = NO_TRANSACTION
+
+    @property
+    def in_transaction(self) -> bool:
+        return self.txn_first_offset != NO_TRANSACTION
 
     @property
     def last_seq(self) -> int:
@@ -71,9 +94,19 @@ class ProducerEntry:
             header.last_offset,
             header.max_timestamp,
         )
+        first = self.txn_first_offset
+        if header.is_transactional and first == NO_TRANSACTION:
+            first = header.base_offset
         if header.producer_epoch != self.epoch:
-            return ProducerEntry(header.producer_epoch, (batch,))
-        return ProducerEntry(self.epoch, (*self.batches, batch)[-BATCHES_PER_PRODUCER:])
+            return ProducerEntry(header.producer_epoch, (batch,), self.coordinator_epoch, first)
+        batches = (*self.batches, batch)[-BATCHES_PER_PRODUCER:]
+        return ProducerEntry(self.epoch, batches, self.coordinator_epoch, first)
+
+    def with_marker(self, marker: TransactionMarker) -> ProducerEntry:
+        """This entry once ``marker`` is in the log: no transaction open, the marker's epoch
+        (a new epoch forgets the batches) and coordinator epoch."""
+        batches = self.batches if marker.producer_epoch == self.epoch else ()
+        return ProducerEntry(marker.producer_epoch, batches, marker.coordinator_epoch)
 
 
 def _appended(entry: ProducerEntry | None, header: BatchHeader) -> ProducerEntry:
@@ -81,6 +114,20 @@ def _appended(entry: ProducerEntry | None, header: BatchHeader) -> ProducerEntry
     if entry is None:
         entry = ProducerEntry(header.producer_epoch, ())
     return entry.with_batch(header)
+
+
+def _completed(
+    entry: ProducerEntry | None, marker: TransactionMarker, offset: int
+) -> tuple[ProducerEntry, CompletedTxn | None]:
+    """The entry once the marker at ``offset`` is in the log, and what it completed."""
+    if entry is None:
+        entry = ProducerEntry(marker.producer_epoch, ())
+    completed = None
+    if entry.in_transaction:
+        completed = CompletedTxn(
+            marker.producer_id, entry.txn_first_offset, offset, aborted=not marker.commits
+        )
+    return entry.with_marker(marker), completed
 
 
 class ProducerAppend:
@@ -108,6 +155,12 @@ class ProducerAppend:
                 f"producer {header.producer_id} epoch {header.producer_epoch} is older than "
                 f"{entry.epoch}",
             )
+        if entry.in_transaction and not header.is_transactional:
+            raise KafkaError(
+                ErrorCode.invalid_txn_state,
+                f"producer {header.producer_id} sent a non-transactional batch while its "
+                f"transaction from offset {entry.txn_first_offset} is open",
+            )
         if header.producer_epoch > entry.epoch:
             if header.base_sequence != 0:
                 raise KafkaError(
@@ -131,6 +184,31 @@ class ProducerAppend:
         """Stage ``header`` (offsets assigned) as appended."""
         self.updates[header.producer_id] = _appended(self._entry(header.producer_id), header)
 
+    def check_marker(self, marker: TransactionMarker) -> None:
+        """Raise if the coordinator may not write ``marker`` (a fenced epoch of the producer
+        or of the coordinator)."""
+        entry = self._entry(marker.producer_id)
+        if entry is None:
+            return
+        if marker.producer_epoch < entry.epoch:
+            raise KafkaError(
+                ErrorCode.invalid_producer_epoch,
+                f"marker epoch {marker.producer_epoch} of producer {marker.producer_id} is "
+                f"older than {entry.epoch}",
+            )
+        if marker.coordinator_epoch < entry.coordinator_epoch:
+            raise KafkaError(
+                ErrorCode.transaction_coordinator_fenced,
+                f"marker of coordinator epoch {marker.coordinator_epoch} for producer "
+                f"{marker.producer_id}, which saw {entry.coordinator_epoch}",
+            )
+
+    def record_marker(self, marker: TransactionMarker, offset: int) -> CompletedTxn | None:
+        """Stage ``marker`` (appended at ``offset``); the transaction it completed."""
+        entry, completed = _completed(self._entry(marker.producer_id), marker, offset)
+        self.updates[marker.producer_id] = entry
+        return completed
+
 
 class ProducerStateManager:
     """Producer entries of one partition, and their snapshot files in its directory."""
@@ -153,12 +231,34 @@ class ProducerStateManager:
     def commit(self, append: ProducerAppend) -> None:
         self._producers.update(append.updates)
 
-    def replay(self, headers: Iterable[BatchHeader]) -> None:
-        """Apply batches already in the log, without checks (recovery, replication)."""
-        for header in headers:
-            if header.has_producer_id:
-                producer_id = header.producer_id
+    def open_transactions(self) -> dict[int, int]:
+        """The first offset of each open transaction, by producer id."""
+        return {
+            producer_id: entry.txn_first_offset
+            for producer_id, entry in self._producers.items()
+            if entry.in_transaction
+        }
+
+    def replay(
+        self, batches: Iterable[tuple[BatchHeader, TransactionMarker | None]]
+    ) -> list[CompletedTxn]:
+        """Apply batches already in the log (each with its marker, for a marker batch),
+        without checks (recovery, replication); the transactions their markers completed."""
+        completed: list[CompletedTxn] = []
+        for header, marker in batches:
+            if not header.has_producer_id:
+                continue
+            producer_id = header.producer_id
+            if marker is not None:
+                entry, done = _completed(
+                    self._producers.get(producer_id), marker, header.base_offset
+                )
+                self._producers[producer_id] = entry
+                if done is not None:
+                    completed.append(done)
+            elif not header.is_control:
                 self._producers[producer_id] = _appended(self._producers.get(producer_id), header)
+        return completed
 
     def reset(self) -> None:
         """Forget every producer and delete every snapshot (the log restarts empty)."""
@@ -187,7 +287,13 @@ class ProducerStateManager:
         """Persist the state as of ``offset`` (every batch below it applied)."""
         body = bytearray()
         for producer_id, entry in self._producers.items():
-            body += _PRODUCER.pack(producer_id, entry.epoch, len(entry.batches))
+            body += _PRODUCER.pack(
+                producer_id,
+                entry.epoch,
+                len(entry.batches),
+                entry.coordinator_epoch,
+                entry.txn_first_offset,
+            )
             for b in entry.batches:
                 body += _BATCH.pack(
                     b.first_seq, b.last_seq, b.first_offset, b.last_offset, b.max_timestamp
@@ -224,19 +330,21 @@ class ProducerStateManager:
 
 
 def _decode_snapshot(data: bytes) -> dict[int, ProducerEntry]:
+    """Version 2, or version 1 (written before transactions: none open)."""
     version, crc, count = _SNAPSHOT_HEADER.unpack_from(data)
-    if version != SNAPSHOT_VERSION:
-        raise ValueError(f"version {version}, expected {SNAPSHOT_VERSION}")
+    if version not in (1, SNAPSHOT_VERSION):
+        raise ValueError(f"version {version}, expected 1 or {SNAPSHOT_VERSION}")
     if crc32c(data[_SNAPSHOT_HEADER.size :]) != crc:
         raise ValueError("CRC-32C mismatch")
+    layout = _PRODUCER if version == SNAPSHOT_VERSION else _PRODUCER_V1
     producers: dict[int, ProducerEntry] = {}
     position = _SNAPSHOT_HEADER.size
     for _ in range(count):
-        producer_id, epoch, batch_count = _PRODUCER.unpack_from(data, position)
-        position += _PRODUCER.size
+        producer_id, epoch, batch_count, *transaction = layout.unpack_from(data, position)
+        position += layout.size
         batches = []
         for _ in range(batch_count):
             batches.append(BatchMetadata(*_BATCH.unpack_from(data, position)))
             position += _BATCH.size
-        producers[producer_id] = ProducerEntry(epoch, tuple(batches))
+        producers[producer_id] = ProducerEntry(epoch, tuple(batches), *transaction)
     return producers

@@ -1,4 +1,5 @@
-"""One log segment: a ``.log`` file of whole batches with its offset and time indexes."""
+"""One log segment: a ``.log`` file of whole batches with its offset, time and aborted
+transaction indexes."""
 
 from __future__ import annotations
 
@@ -19,11 +20,12 @@ from .file_io import fsync_directory, write_fully
 from .offset_file_names import file_name
 from .offset_index import OffsetIndex
 from .time_index import TimeIndex
+from .transaction_index import TXN_INDEX_SUFFIX, TransactionIndex
 
 LOG_SUFFIX = ".log"
 INDEX_SUFFIX = ".index"
 TIME_INDEX_SUFFIX = ".timeindex"
-SEGMENT_SUFFIXES = (LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX)
+SEGMENT_SUFFIXES = (LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX)
 MAX_RELATIVE_OFFSET = 2**31 - 1  # index entries store offsets relative to the base as i32
 
 
@@ -50,6 +52,9 @@ class LogSegment:
         )
         self.time_index = TimeIndex(
             segment_path(directory, base_offset, TIME_INDEX_SUFFIX + suffix), base_offset
+        )
+        self.txn_index = TransactionIndex(
+            segment_path(directory, base_offset, TXN_INDEX_SUFFIX + suffix)
         )
         self.size = os.fstat(self._fd).st_size
         self.next_offset = base_offset
@@ -174,9 +179,11 @@ class LogSegment:
         return None
 
     def reset_indexes(self) -> None:
-        """Forget indexes and derived state, before re-indexing every batch."""
+        """Forget indexes and derived state, before re-indexing every batch (the aborted
+        transactions come back with the producer state's replay)."""
         self.offset_index.reset()
         self.time_index.reset()
+        self.txn_index.reset()
         self._reset_state()
 
     def truncate_to_position(self, position: int) -> None:
@@ -192,6 +199,7 @@ class LogSegment:
         self.truncate_to_position(position)
         self.offset_index.truncate_to(header.base_offset)
         self.time_index.truncate_to(header.base_offset)
+        self.txn_index.truncate_to(header.base_offset)
         self.load(self.rolling_base_ms)
 
     def write_final_time_index_entry(self) -> None:
@@ -203,6 +211,7 @@ class LogSegment:
         os.fsync(self._fd)
         self.offset_index.flush()
         self.time_index.flush()
+        self.txn_index.flush()
 
     def close(self) -> None:
         os.close(self._fd)
@@ -211,8 +220,9 @@ class LogSegment:
         self.time_index.close()
 
     @property
-    def paths(self) -> tuple[Path, Path, Path]:
-        return self.log_path, self.offset_index.path, self.time_index.path
+    def paths(self) -> tuple[Path, Path, Path, Path]:
+        """Its files; the aborted transaction index exists once an abort is in the segment."""
+        return self.log_path, self.offset_index.path, self.time_index.path, self.txn_index.path
 
     def delete(self) -> None:
         """Close and remove the segment's files."""

@@ -59,7 +59,7 @@ class BatchSpec:
     compression_level: int | None = None  # None: the codec's default
 
 
-def decode_batch(batch: bytes | memoryview) -> tuple[BatchHeader, list[Record]]:
+def decode_batch(batch: bytes | bytearray | memoryview) -> tuple[BatchHeader, list[Record]]:
     """The header and records of one whole batch (decompressed as needed)."""
     header = read_header(batch)
     payload = bytes(batch[HEADER_SIZE : header.size])
