@@ -2,8 +2,9 @@
 
 The log splits at the cleaner checkpoint into a clean section (compacted
 before) and a dirty one. A cleaning covers the whole log from its start up to
-the end of the cleanable dirty segments: sealed ones, entirely below the high
-watermark, and older than ``min.compaction.lag.ms``. It runs when dirty bytes
+the end of the cleanable dirty segments: sealed ones, entirely below the last
+stable offset (so below the high watermark, and holding no transaction whose
+outcome is unknown), and older than ``min.compaction.lag.ms``. It runs when dirty bytes
 make up at least ``min.cleanable.dirty.ratio`` of that range, or when the oldest
 dirty segment began more than ``max.compaction.lag.ms`` ago.
 """
@@ -16,6 +17,7 @@ from pathlib import Path
 
 from .log_config import LogConfig
 from .segment import MAX_RELATIVE_OFFSET, LogSegment
+from .transaction_index import AbortedTxn
 
 
 @dataclass(frozen=True)
@@ -27,6 +29,7 @@ class SealedSegment:
     size: int
     next_offset: int
     max_timestamp: int
+    aborted: tuple[AbortedTxn, ...]  # its aborted transaction index
 
     @classmethod
     def of(cls, segment: LogSegment) -> SealedSegment:
@@ -36,6 +39,7 @@ class SealedSegment:
             segment.size,
             segment.next_offset,
             segment.max_timestamp,
+            segment.txn_index.entries,
         )
 
 
@@ -62,7 +66,7 @@ def plan_cleaning(
     config: LogConfig,
     segments: Sequence[LogSegment],
     cleaned_up_to: int,
-    high_watermark: int,
+    last_stable_offset: int,
     now_ms: int,
 ) -> CleaningPlan | None:
     """The cleaning a log of ``segments`` is due for, or None if it is not dirty enough."""
@@ -78,7 +82,7 @@ def plan_cleaning(
             clean_bytes += segment.size
             cleanable.append(segment)
             continue
-        if segment.next_offset > high_watermark or segment.max_timestamp > lag_limit:
+        if segment.next_offset > last_stable_offset or segment.max_timestamp > lag_limit:
             break
         dirty_bytes += segment.size
         cleanable.append(segment)

@@ -6,17 +6,39 @@ last one for its key (keys the map does not hold were deduplicated by an
 earlier cleaning). Tombstones (null values) go once old enough; keyless
 records go always. A batch keeps its base offset and offset span, codec,
 attributes and producer fields, so offsets and producer sequences survive.
+Records of aborted transactions supersede nothing (read_committed readers never
+see them); transaction markers are kept.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from ..protocol.record_codec import BatchSpec, decode_batch, encode_batch
 from ..protocol.records import BatchHeader
 from .batch_rewrite import set_last_offset_delta
+from .transaction_index import AbortedTxn
 
 OffsetMap = dict[bytes, int]  # key -> offset of its last record in the dirty section
+
+
+class AbortedBatches:
+    """Which transactional batches belong to aborted transactions, from the aborted
+    transaction index entries of the segments being cleaned."""
+
+    def __init__(self, entries: Iterable[AbortedTxn]) -> None:
+        self._ranges: dict[int, list[tuple[int, int]]] = {}
+        for entry in entries:
+            self._ranges.setdefault(entry.producer_id, []).append(
+                (entry.first_offset, entry.last_offset)
+            )
+
+    def holds(self, header: BatchHeader) -> bool:
+        if not header.is_transactional or header.is_control:
+            return False
+        ranges = self._ranges.get(header.producer_id, ())
+        return any(first <= header.base_offset <= last for first, last in ranges)
 
 
 def add_to_offset_map(offset_map: OffsetMap, batch: memoryview, header: BatchHeader) -> None:

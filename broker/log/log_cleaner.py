@@ -23,7 +23,7 @@ from io import FileIO
 from ..protocol.errors import ErrorCode, KafkaError
 from ..protocol.records import BatchHeader, read_header
 from .cleaning_plan import CleaningPlan, SealedSegment, group_for_cleaning, plan_cleaning
-from .compaction import OffsetMap, add_to_offset_map, compact_batch
+from .compaction import AbortedBatches, OffsetMap, add_to_offset_map, compact_batch
 from .file_io import fsync_directory
 from .partition_log import PartitionLog
 from .recovery import read_checked_batches
@@ -74,7 +74,7 @@ class LogCleaner:
             log.config,
             log.segments,
             log.cleaned_up_to,
-            log.high_watermark,
+            log.last_stable_offset,
             now_ms,
         )
 
@@ -137,11 +137,13 @@ class LogCleaner:
         A full map ends the cleaning early, at a segment boundary, as Kafka's does.
         """
         offset_map: OffsetMap = {}
+        aborted = AbortedBatches(entry for source in plan.sources for entry in source.aborted)
         for source in plan.dirty_sources:
             if len(offset_map) >= self.max_map_entries:
                 return offset_map, source.base_offset
             for header, batch in _read_sealed(source):
-                add_to_offset_map(offset_map, batch, header)
+                if not aborted.holds(header):  # aborted records supersede nothing
+                    add_to_offset_map(offset_map, batch, header)
         return offset_map, plan.end_offset
 
     def _write_segment(
@@ -176,6 +178,8 @@ class LogCleaner:
                         pending, headers = bytearray(), []
                 if headers:
                     segment.append(pending, headers, plan.config.index_interval_bytes, plan.now_ms)
+                for entry in source.aborted:  # markers are kept, and so are their entries
+                    segment.txn_index.append(entry)
             segment.write_final_time_index_entry()
             segment.flush()
             return segment.size, removed

@@ -6,14 +6,15 @@ truncation."""
 from __future__ import annotations
 
 import pytest
+from batch_builder import keyed_batch
 from kafka.record.default_records import DefaultRecordBatchBuilder
-from log_testing import OpenLog, abandon, region_bytes
+from log_testing import OpenLog, abandon, read_records, region_bytes
 
-from odradek.broker.log import PartitionLog
+from odradek.broker.log import LogCleaner, PartitionLog
 from odradek.broker.log.log_config import LogConfig
 from odradek.broker.log.transaction_index import AbortedTxn
 from odradek.broker.protocol.errors import ErrorCode, KafkaError
-from odradek.broker.protocol.records import iter_batches
+from odradek.broker.protocol.records import TRANSACTIONAL_MASK, iter_batches
 from odradek.broker.protocol.transaction_markers import (
     MarkerType,
     TransactionMarker,
@@ -193,3 +194,64 @@ def test_markers_in_a_later_segment_are_indexed_there(open_log: OpenLog) -> None
     assert marker_segment.base_offset <= info.first_offset
     assert marker_segment.txn_index.entries == (AbortedTxn(7, 0, info.first_offset, 2),)
     assert decode_marker(region_bytes(log.read(info.first_offset, 1 << 20))) is not None
+
+
+# --- compaction --------------------------------------------------------------------------------
+
+OLD = 1_700_000_000_000 - 3_600_000
+
+
+def compacting() -> LogConfig:
+    return LogConfig(
+        segment_bytes=300,
+        index_interval_bytes=100,
+        cleanup_policy=("compact",),
+        min_cleanable_dirty_ratio=0.0,
+    )
+
+
+def keyed(key: bytes, value: bytes, producer_id: int = -1, sequence: int = -1) -> bytes:
+    transactional = producer_id >= 0
+    return keyed_batch(
+        [(key, value)],
+        timestamp=OLD,
+        producer_id=producer_id,
+        producer_epoch=0 if transactional else -1,
+        base_sequence=sequence,
+        attributes=TRANSACTIONAL_MASK if transactional else 0,
+    )
+
+
+def values_of(log: PartitionLog, key: bytes) -> list[bytes | None]:
+    return [r.value for r in read_records(log) if r.key == key]
+
+
+def test_records_of_an_aborted_transaction_do_not_supersede_committed_ones(
+    open_log: OpenLog,
+) -> None:
+    log = open_log(compacting())
+    log.append_as_leader(keyed(b"a", b"committed"), EPOCH)  # 0
+    log.append_as_leader(keyed(b"a", b"aborted", producer_id=7, sequence=0), EPOCH)  # 1
+    log.append_marker(marker(7, MarkerType.ABORT), EPOCH)  # 2
+    for _ in range(3):  # seal the segments above
+        log.append_as_leader(keyed(b"z", b"y" * 200), EPOCH)
+    replicated(log)
+    entry = AbortedTxn(7, 1, 2, 3)
+    assert log.aborted_transactions(0, 3) == [entry]
+    LogCleaner().clean(log, 1_700_000_000_000)
+    assert log.cleaned_up_to > 2
+    assert values_of(log, b"a") == [b"committed", b"aborted"]  # a reader drops the second
+    assert log.aborted_transactions(0, 3) == [entry]
+
+
+def test_the_cleaner_stops_before_an_open_transaction(open_log: OpenLog) -> None:
+    log = open_log(compacting())
+    log.append_as_leader(keyed(b"a", b"first"), EPOCH)  # 0
+    log.append_as_leader(keyed(b"a", b"open", producer_id=7, sequence=0), EPOCH)  # 1
+    for _ in range(3):
+        log.append_as_leader(keyed(b"z", b"y" * 200), EPOCH)
+    replicated(log)
+    assert log.last_stable_offset == 1
+    LogCleaner().clean(log, 1_700_000_000_000)
+    assert log.cleaned_up_to <= 1
+    assert values_of(log, b"a") == [b"first", b"open"]
