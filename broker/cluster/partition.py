@@ -14,7 +14,9 @@ from pathlib import Path
 from odradek.broker.cluster.metadata_image import PartitionState
 from odradek.broker.log.partition_log import AppendInfo, PartitionLog, ReadResult
 from odradek.broker.log.producer_state import ProducerEntry
+from odradek.broker.log.transaction_index import AbortedTxn
 from odradek.broker.protocol.errors import ErrorCode, KafkaError
+from odradek.broker.protocol.transaction_markers import TransactionMarker
 
 log = logging.getLogger(__name__)
 
@@ -25,6 +27,10 @@ MAX_TIMESTAMP = -3
 EARLIEST_LOCAL_TIMESTAMP = -4
 LATEST_TIERED_TIMESTAMP = -5
 EARLIEST_PENDING_UPLOAD_TIMESTAMP = -6
+
+
+READ_COMMITTED = 1
+"""Fetch's and ListOffsets' isolation_level for read_committed readers."""
 
 
 @dataclass(frozen=True)
@@ -156,13 +162,28 @@ class Partition:
     # --- leader side ------------------------------------------------------------------------
 
     def append_as_leader(self, records: bytes, required_acks: int, min_insync: int) -> AppendInfo:
+        return self._append_as_leader(
+            lambda epoch: self.log.append_as_leader(records, epoch), required_acks == -1, min_insync
+        )
+
+    def append_marker(self, marker: TransactionMarker, min_insync: int) -> AppendInfo:
+        """WriteTxnMarkers as leader: the marker appended, to be replicated as acks=all."""
+        return self._append_as_leader(
+            lambda epoch: self.log.append_marker(marker, epoch), True, min_insync
+        )
+
+    def _append_as_leader(
+        self, write: Callable[[int], AppendInfo], all_replicas: bool, min_insync: int
+    ) -> AppendInfo:
+        """``write`` in the current leader epoch; with ``all_replicas`` (acks=all) only while
+        the ISR holds min.insync.replicas."""
         self.check_leader()
-        if required_acks == -1 and len(self.state.isr) < min_insync:
+        if all_replicas and len(self.state.isr) < min_insync:
             raise KafkaError(
                 ErrorCode.not_enough_replicas,
                 f"{len(self.state.isr)} in-sync replicas, min.insync.replicas is {min_insync}",
             )
-        info = self.log.append_as_leader(records, self.state.leader_epoch)
+        info = write(self.state.leader_epoch)
         self._maybe_advance_high_watermark()
         self._notify()
         return info
@@ -291,15 +312,17 @@ class Partition:
 
     # --- reads and waiting -----------------------------------------------------------------
 
-    def find_offset(self, timestamp: int) -> FoundOffset:
-        """ListOffsets as leader: the offset for a timestamp or one of Kafka's special values.
+    def find_offset(self, timestamp: int, read_committed: bool = False) -> FoundOffset:
+        """ListOffsets as leader: the offset for a timestamp or one of Kafka's special values,
+        below the last stable offset for a read_committed reader (else the high watermark).
 
         Without tiered storage the earliest local offset is the earliest, and the tiered
         lookups find nothing, as on a Kafka broker without remote storage.
         """
         log = self.log
+        fetchable = log.last_stable_offset if read_committed else self.high_watermark
         if timestamp == LATEST_TIMESTAMP:
-            return FoundOffset(-1, self.high_watermark, self.state.leader_epoch)
+            return FoundOffset(-1, fetchable, self.state.leader_epoch)
         if timestamp in (EARLIEST_TIMESTAMP, EARLIEST_LOCAL_TIMESTAMP):
             start = log.log_start_offset
             return FoundOffset(-1, start, log.epoch_for_offset(start))
@@ -309,7 +332,7 @@ class Partition:
             offset, found = log.offset_for_timestamp(timestamp) or (-1, -1)
         else:
             return NOT_FOUND
-        if not 0 <= offset < self.high_watermark:
+        if not 0 <= offset < fetchable:
             return NOT_FOUND
         return FoundOffset(found, offset, log.epoch_for_offset(offset))
 
@@ -384,12 +407,29 @@ class Partition:
         self._notify()
 
     def read(
-        self, fetch_offset: int, max_bytes: int, committed_only: bool, min_one_batch: bool = True
+        self,
+        fetch_offset: int,
+        max_bytes: int,
+        committed_only: bool,
+        min_one_batch: bool = True,
+        read_committed: bool = False,
     ) -> ReadResult:
         """Whole batches from ``fetch_offset``: up to the high watermark for consumers
-        (``committed_only``), to the log end for followers; see PartitionLog.read."""
-        limit = self.log.high_watermark if committed_only else None
+        (``committed_only``), the last stable offset for read_committed ones, to the log end
+        for followers; see PartitionLog.read."""
+        limit = None
+        if committed_only:
+            limit = self.log.last_stable_offset if read_committed else self.log.high_watermark
         return self.log.read(fetch_offset, max_bytes, max_offset=limit, min_one_batch=min_one_batch)
+
+    @property
+    def last_stable_offset(self) -> int:
+        return self.log.last_stable_offset
+
+    def aborted_transactions(self, fetch_offset: int, next_offset: int) -> list[AbortedTxn]:
+        """The aborted transactions a read_committed consumer needs for the batches it was
+        sent, from ``fetch_offset`` up to ``next_offset``."""
+        return self.log.aborted_transactions(fetch_offset, next_offset)
 
     def wait_for_change(self) -> asyncio.Future[None]:
         """A future resolved at the next append, high watermark or state change; shared by

@@ -784,6 +784,14 @@ BROKER_CONFIGS = _defs(
         at_least(1000),
     ),
     ConfigDef(
+        "request.timeout.ms",
+        ConfigType.INT,
+        30000,
+        "How long a request between brokers may wait, e.g. WriteTxnMarkers for its markers to"
+        " be replicated.",
+        at_least(1),
+    ),
+    ConfigDef(
         "replica.lag.time.max.ms",
         ConfigType.LONG,
         30000,

@@ -75,7 +75,12 @@ class ProducerEntry:
 
     @property
     def last_seq(self) -> int:
-        return self.batches[-1].last_seq
+        """-1 when a marker's new epoch left no batch: the next one starts at 0."""
+        return self.batches[-1].last_seq if self.batches else -1
+
+    @property
+    def last_timestamp(self) -> int:
+        return self.batches[-1].max_timestamp if self.batches else -1
 
     def find_duplicate(self, header: BatchHeader) -> BatchMetadata | None:
         if header.producer_epoch != self.epoch:

@@ -27,6 +27,7 @@ _I32 = struct.Struct(">i")
 _TOP_V7 = struct.Struct(">ihi")  # throttle_time, error_code, session_id
 _PARTITION_HEAD = struct.Struct(">ihqq")  # index, error_code, high_watermark, last_stable_offset
 _I64 = struct.Struct(">q")
+_ABORTED = struct.Struct(">qq")  # producer_id, first_offset
 FLEXIBLE_FROM = 12
 TOPIC_IDS_FROM = 13  # topics are named by id (KIP-516)
 NODE_ENDPOINTS_FROM = 16  # KIP-951
@@ -45,6 +46,8 @@ class FetchedPartition(Generic[T]):
     records_size: int = 0
     preferred_read_replica: int = -1
     current_leader: CurrentLeader | None = None
+    aborted_transactions: Sequence[tuple[int, int]] = ()
+    """(producer id, first offset) of each aborted transaction the records overlap."""
 
 
 @dataclass(frozen=True)
@@ -84,7 +87,11 @@ def encode_fetch_response(
             )
             if version >= 5:
                 out += _I64.pack(partition.log_start_offset)
-            out += array_length(0, flexible)  # aborted transactions: none
+            out += array_length(len(partition.aborted_transactions), flexible)
+            for producer_id, first_offset in partition.aborted_transactions:
+                out += _ABORTED.pack(producer_id, first_offset)
+                if flexible:
+                    out += b"\0"
             if version >= 11:
                 out += _I32.pack(partition.preferred_read_replica)
             if flexible:

@@ -22,7 +22,7 @@ from kafka.record.default_records import DefaultRecordBatchBuilder
 from kio.index import load_request_schema as _load_request_schema
 from kio.index import load_response_schema
 from kio.serial import entity_reader, entity_writer
-from kio.static.primitive import i16, i32, i32Timedelta, i64
+from kio.static.primitive import i8, i16, i32, i32Timedelta, i64
 
 API_PRODUCE = 0
 API_FETCH = 1
@@ -179,6 +179,7 @@ def fetch_request(
     partition_max_bytes: int | None = None,
     max_wait_ms: int = 0,
     min_bytes: int = 0,
+    isolation_level: int = 0,
 ) -> Request:
     schema = load_request_schema(API_FETCH, 11)
     fetch_partition = nested(schema, "FetchPartition")(
@@ -196,7 +197,7 @@ def fetch_request(
             max_wait=i32Timedelta.parse(datetime.timedelta(milliseconds=max_wait_ms)),
             min_bytes=i32(min_bytes),
             max_bytes=i32(max_bytes),
-            isolation_level=0,
+            isolation_level=i8(isolation_level),
             session_id=i32(0),
             session_epoch=i32(-1),
             topics=(nested(schema, "FetchTopic")(topic=topic, partitions=(fetch_partition,)),),
@@ -206,7 +207,9 @@ def fetch_request(
     )
 
 
-def list_offsets_request(topic: str, partition: int, timestamp: int) -> Request:
+def list_offsets_request(
+    topic: str, partition: int, timestamp: int, isolation_level: int = 0
+) -> Request:
     schema = load_request_schema(API_LIST_OFFSETS, 7)
     list_partition = nested(schema, "ListOffsetsPartition")(
         partition_index=i32(partition), current_leader_epoch=i32(-1), timestamp=i64(timestamp)
@@ -216,7 +219,7 @@ def list_offsets_request(topic: str, partition: int, timestamp: int) -> Request:
         7,
         schema(
             replica_id=i32(-1),
-            isolation_level=0,
+            isolation_level=i8(isolation_level),
             topics=(nested(schema, "ListOffsetsTopic")(name=topic, partitions=(list_partition,)),),
         ),
     )
@@ -301,9 +304,11 @@ class WireClient:
         assert response.error_code.value == 0, f"InitProducerId error {response.error_code!r}"
         return int(response.producer_id), int(response.producer_epoch)
 
-    def list_offset(self, topic: str, partition: int, timestamp: int) -> int:
+    def list_offset(
+        self, topic: str, partition: int, timestamp: int, isolation_level: int = 0
+    ) -> int:
         """ListOffsets v7 for one partition; asserts no error and returns the offset."""
-        response = self.call(*list_offsets_request(topic, partition, timestamp))
+        response = self.call(*list_offsets_request(topic, partition, timestamp, isolation_level))
         answer = response.topics[0].partitions[0]
         assert answer.error_code.value == 0, f"ListOffsets error {answer.error_code!r}"
         return int(answer.offset)
@@ -384,16 +389,18 @@ def build_batch(
     base_timestamp_ms: int = 1_700_000_000_000,
     compression: int = 0,
     producer: tuple[int, int, int] = (-1, -1, -1),
+    transactional: bool = False,
 ) -> bytearray:
     """A valid v2 batch (CRC-32C filled in) built with kafka-python's builder.
 
-    ``producer`` is (producer id, epoch, base sequence) for idempotent batches.
+    ``producer`` is (producer id, epoch, base sequence) for idempotent (or, with
+    ``transactional``, transactional) batches.
     """
     producer_id, producer_epoch, base_sequence = producer
     builder = DefaultRecordBatchBuilder(
         magic=2,
         compression_type=compression,
-        is_transactional=False,
+        is_transactional=transactional,
         producer_id=producer_id,
         producer_epoch=producer_epoch,
         base_sequence=base_sequence,

@@ -47,6 +47,7 @@ from odradek.broker.server.handlers import (
     sasl,
     sync_group,
     update_features,
+    write_txn_markers,
 )
 from odradek.broker.server.handlers.types import ApiHandler
 
@@ -59,6 +60,7 @@ API_HANDLERS: dict[int, ApiHandler] = {
     ApiKey.CREATE_TOPICS: ApiHandler(create_topics.handle, 2, 7),
     ApiKey.DELETE_TOPICS: ApiHandler(delete_topics.handle, 1, 6),
     ApiKey.INIT_PRODUCER_ID: ApiHandler(init_producer_id.handle, 0, 4),
+    ApiKey.WRITE_TXN_MARKERS: ApiHandler(write_txn_markers.handle, 1, 1),
     ApiKey.OFFSET_FOR_LEADER_EPOCH: ApiHandler(offset_for_leader_epoch.handle, 2, 4),
     ApiKey.DESCRIBE_CONFIGS: ApiHandler(describe_configs.handle, 0, 4),
     ApiKey.ALTER_REPLICA_LOG_DIRS: ApiHandler(alter_replica_log_dirs.handle, 1, 2),

@@ -1,6 +1,7 @@
-"""DescribeProducers v0: the idempotent producers a partition leader keeps state for, as
-`kafka-transactions describe-producers` shows them (no transactions yet: no coordinator
-epoch, no open transaction)."""
+"""DescribeProducers v0: the producers a partition leader keeps state for, as
+`kafka-transactions describe-producers` shows them: epoch, last sequence and timestamp, the
+epoch of the coordinator that wrote its last marker and where its open transaction starts
+(-1 for none)."""
 
 from __future__ import annotations
 
@@ -10,8 +11,6 @@ from odradek.broker.protocol.framing import Request
 from odradek.broker.security.acl_model import AclOperation, ResourceType
 from odradek.broker.server.context import BrokerContext
 from odradek.broker.server.handlers.errors import answer_or_error
-
-NO_TRANSACTION = -1
 
 
 async def handle(context: BrokerContext, request: Request) -> dict[str, Any]:
@@ -37,9 +36,9 @@ def _partition(context: BrokerContext, request: Request, topic: str, index: int)
                     "producer_id": producer_id,
                     "producer_epoch": entry.epoch,
                     "last_sequence": entry.last_seq,
-                    "last_timestamp": entry.batches[-1].max_timestamp,
-                    "coordinator_epoch": NO_TRANSACTION,
-                    "current_txn_start_offset": NO_TRANSACTION,
+                    "last_timestamp": entry.last_timestamp,
+                    "coordinator_epoch": entry.coordinator_epoch,
+                    "current_txn_start_offset": entry.txn_first_offset,
                 }
                 for producer_id, entry in producers.items()
             ]

@@ -9,7 +9,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from odradek.broker.cluster.metadata_image import MetadataImage, PartitionState
-from odradek.broker.cluster.partition import Partition, PartitionKey
+from odradek.broker.cluster.partition import READ_COMMITTED, Partition, PartitionKey
 from odradek.broker.cluster.replication_quota import LEADER_THROTTLED_REPLICAS, throttled_replica
 from odradek.broker.log.partition_log import FileRegion
 from odradek.broker.protocol.errors import ErrorCode, KafkaError
@@ -58,8 +58,11 @@ async def handle(context: BrokerContext, request: Request) -> EncodedResponse:
     if quota:  # no more than the consumer's quota allows in one window, as Kafka bounds it
         max_bytes = min(max_bytes, _quota_window_bytes(context, request))
     min_bytes = min(body.min_bytes, max_bytes)
+    read_committed = getattr(body, "isolation_level", 0) == READ_COMMITTED
     while True:
-        topics, size, has_error, records = _read(context, requested, replica_id, rack_id, max_bytes)
+        topics, size, has_error, records = _read(
+            context, requested, replica_id, rack_id, max_bytes, read_committed
+        )
         remaining = deadline - loop.time()
         if size >= min_bytes or has_error or remaining <= 0:
             break
@@ -123,6 +126,7 @@ def _read(
     replica_id: int,
     rack_id: str,
     max_bytes: int,
+    read_committed: bool,
 ) -> tuple[Topics, int, bool, dict[str, int]]:
     """The fetched partitions (at most ``max_bytes`` of records), bytes, whether any
     failed, and records sent per topic (counted by offsets, so compaction gaps count too)."""
@@ -141,6 +145,7 @@ def _read(
                 replica_id,
                 rack_id,
                 min_one_batch=total == 0,
+                read_committed=read_committed,
             )
             has_error |= result.error_code != 0
             total += result.records_size
@@ -160,11 +165,13 @@ def _read_partition(
     replica_id: int,
     rack_id: str,
     min_one_batch: bool,
+    read_committed: bool,
 ) -> tuple[FetchedPartition[FileRegion], int]:
     """The partition's answer and the offset after its last batch (-1: none).
 
-    Consumers (replica id < 0) read up to the high watermark, from the leader or
-    (Fetch v11+, KIP-392) any replica; followers read to the leader's log end."""
+    Consumers (replica id < 0) read up to the high watermark (read_committed ones to the
+    last stable offset, told of the aborted transactions in what they get), from the
+    leader or (Fetch v11+, KIP-392) any replica; followers read to the leader's log end."""
     committed_only = replica_id < 0
     topic = requested.name
     try:
@@ -188,7 +195,9 @@ def _read_partition(
             preferred = _replica_in_rack(context, partition.state, rack_id)
             if preferred is not None:
                 return _redirect(partition, item.partition, preferred), -1
-        result = partition.read(item.fetch_offset, max_bytes, committed_only, min_one_batch)
+        result = partition.read(
+            item.fetch_offset, max_bytes, committed_only, min_one_batch, read_committed
+        )
         if throttled:
             context.leader_quota.record(result.size)
     except Exception as error:  # every failure becomes this partition's error code
@@ -200,15 +209,19 @@ def _read_partition(
             item.partition, code, high_watermark, high_watermark, log_start, current_leader=leader
         )
         return failed, -1
-    high_watermark = partition.high_watermark
+    aborted = ()
+    if read_committed and committed_only and result.next_offset > item.fetch_offset:
+        found = partition.aborted_transactions(item.fetch_offset, result.next_offset)
+        aborted = tuple((entry.producer_id, entry.first_offset) for entry in found)
     answer = FetchedPartition(
         partition_index=item.partition,
         error_code=ErrorCode.none.value,
-        high_watermark=high_watermark,
-        last_stable_offset=high_watermark,
+        high_watermark=partition.high_watermark,
+        last_stable_offset=partition.last_stable_offset,
         log_start_offset=result.log_start_offset,
         records=result.regions,
         records_size=result.size,
+        aborted_transactions=aborted,
     )
     return answer, result.next_offset
 
@@ -239,12 +252,11 @@ def _replica_in_rack(context: BrokerContext, state: PartitionState, rack: str) -
 
 def _redirect(partition: Partition, index: int, replica: int) -> FetchedPartition[FileRegion]:
     """No records, only the replica the consumer should fetch from instead."""
-    high_watermark = partition.high_watermark
     return FetchedPartition(
         partition_index=index,
         error_code=ErrorCode.none.value,
-        high_watermark=high_watermark,
-        last_stable_offset=high_watermark,
+        high_watermark=partition.high_watermark,
+        last_stable_offset=partition.last_stable_offset,
         log_start_offset=partition.log_start_offset,
         preferred_read_replica=replica,
     )

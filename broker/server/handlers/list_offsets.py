@@ -12,6 +12,7 @@ from odradek.broker.cluster.partition import (
     LATEST_TIERED_TIMESTAMP,
     LATEST_TIMESTAMP,
     MAX_TIMESTAMP,
+    READ_COMMITTED,
 )
 from odradek.broker.protocol.errors import ErrorCode, KafkaError
 from odradek.broker.protocol.framing import Request
@@ -42,7 +43,14 @@ async def handle(context: BrokerContext, request: Request) -> dict[str, Any]:
             {
                 "name": topic.name,
                 "partitions": [
-                    _lookup(context, version, topic.name, item, topic.name in describable)
+                    _lookup(
+                        context,
+                        version,
+                        topic.name,
+                        item,
+                        topic.name in describable,
+                        getattr(request.body, "isolation_level", 0) == READ_COMMITTED,
+                    )
                     for item in topic.partitions
                 ],
             }
@@ -52,7 +60,12 @@ async def handle(context: BrokerContext, request: Request) -> dict[str, Any]:
 
 
 def _lookup(
-    context: BrokerContext, version: int, topic: str, item: Any, describable: bool
+    context: BrokerContext,
+    version: int,
+    topic: str,
+    item: Any,
+    describable: bool,
+    read_committed: bool,
 ) -> dict[str, Any]:
     def answer() -> dict[str, Any]:
         if not describable:
@@ -64,7 +77,7 @@ def _lookup(
             )
         partition = context.replicas.get(topic, item.partition_index)
         partition.check_leader(getattr(item, "current_leader_epoch", -1))
-        found = partition.find_offset(item.timestamp)
+        found = partition.find_offset(item.timestamp, read_committed)
         return {
             "timestamp": found.timestamp,
             "offset": found.offset,

@@ -105,11 +105,6 @@ def _append(
             raise KafkaError(ErrorCode.topic_authorization_failed)
         if acks not in _VALID_ACKS:
             raise KafkaError(ErrorCode.invalid_required_acks, f"acks={acks} is not -1, 0 or 1")
-        if _is_transactional(records):
-            raise KafkaError(
-                ErrorCode.transactional_id_authorization_failed,
-                "transactions are not supported yet",
-            )
         min_insync = context.min_insync(topic_name)
         partition = context.replicas.get(topic_name, index)
         if not records:
@@ -126,8 +121,3 @@ def _append(
         index, ErrorCode.none, info.first_offset, info.log_append_time, info.log_start_offset
     )
     return produced, info.last_offset
-
-
-def _is_transactional(records: bytes | None) -> bool:
-    # Bit 4 of the first batch's attributes; transactions come in a later issue.
-    return records is not None and len(records) > 22 and bool(records[22] & 0x10)
