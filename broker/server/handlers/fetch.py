@@ -209,7 +209,7 @@ def _read_partition(
             item.partition, code, high_watermark, high_watermark, log_start, current_leader=leader
         )
         return failed, -1
-    aborted = ()
+    aborted: tuple[tuple[int, int], ...] = ()
     if read_committed and committed_only and result.next_offset > item.fetch_offset:
         found = partition.aborted_transactions(item.fetch_offset, result.next_offset)
         aborted = tuple((entry.producer_id, entry.first_offset) for entry in found)
