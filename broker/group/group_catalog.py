@@ -24,7 +24,6 @@ from odradek.broker.group.record_format import (
     CommittedOffset,
     GroupKey,
     OffsetKey,
-    RecordFormatError,
     StoredGroup,
     decode_group,
     decode_key,
@@ -33,6 +32,7 @@ from odradek.broker.group.record_format import (
     encode_key,
 )
 from odradek.broker.protocol.errors import ErrorCode, KafkaError
+from odradek.broker.protocol.record_fields import RecordFormatError
 
 log = logging.getLogger(__name__)
 GroupHook = Callable[[Group], None]

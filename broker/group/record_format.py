@@ -18,17 +18,14 @@ fields. A null value is a tombstone (compaction drops the key). Big-endian;
 
 from __future__ import annotations
 
-import struct
 from dataclasses import dataclass
+
+from odradek.broker.protocol.record_fields import FieldReader, FieldWriter, RecordFormatError
 
 OFFSET_KEY_TYPE = 0
 GROUP_KEY_TYPE = 1
 OFFSET_VALUE_VERSION = 0
 GROUP_VALUE_VERSION = 0
-
-
-class RecordFormatError(ValueError):
-    """Bytes that are not a coordinator record this broker can read."""
 
 
 @dataclass(frozen=True)
@@ -78,7 +75,7 @@ RecordKey = OffsetKey | GroupKey
 
 
 def encode_key(key: RecordKey) -> bytes:
-    out = _Writer()
+    out = FieldWriter()
     if isinstance(key, OffsetKey):
         out.i16(OFFSET_KEY_TYPE).string(key.group_id).string(key.topic).i32(key.partition)
     else:
@@ -87,7 +84,7 @@ def encode_key(key: RecordKey) -> bytes:
 
 
 def decode_key(data: bytes) -> RecordKey:
-    reader = _Reader(data)
+    reader = FieldReader(data)
     kind = reader.i16()
     if kind == OFFSET_KEY_TYPE:
         key: RecordKey = OffsetKey(reader.text(), reader.text(), reader.i32())
@@ -100,13 +97,13 @@ def decode_key(data: bytes) -> RecordKey:
 
 
 def encode_offset(value: CommittedOffset) -> bytes:
-    out = _Writer().i16(OFFSET_VALUE_VERSION).i64(value.offset).i32(value.leader_epoch)
+    out = FieldWriter().i16(OFFSET_VALUE_VERSION).i64(value.offset).i32(value.leader_epoch)
     out.string(value.metadata).i64(value.commit_timestamp).i64(value.expire_timestamp)
     return out.done()
 
 
 def decode_offset(data: bytes) -> CommittedOffset:
-    reader = _Reader(data)
+    reader = FieldReader(data)
     reader.version(OFFSET_VALUE_VERSION)
     value = CommittedOffset(reader.i64(), reader.i32(), reader.string(), reader.i64(), reader.i64())
     reader.end()
@@ -114,7 +111,7 @@ def decode_offset(data: bytes) -> CommittedOffset:
 
 
 def encode_group(value: StoredGroup) -> bytes:
-    out = _Writer().i16(GROUP_VALUE_VERSION).string(value.protocol_type).i32(value.generation)
+    out = FieldWriter().i16(GROUP_VALUE_VERSION).string(value.protocol_type).i32(value.generation)
     out.string(value.protocol_name).string(value.leader_id).i64(value.state_timestamp)
     out.i32(len(value.members))
     for member in value.members:
@@ -126,7 +123,7 @@ def encode_group(value: StoredGroup) -> bytes:
 
 
 def decode_group(data: bytes) -> StoredGroup:
-    reader = _Reader(data)
+    reader = FieldReader(data)
     reader.version(GROUP_VALUE_VERSION)
     protocol_type, generation = reader.string(), reader.i32()
     protocol_name, leader_id, state_timestamp = reader.string(), reader.string(), reader.i64()
@@ -147,100 +144,3 @@ def decode_group(data: bytes) -> StoredGroup:
     return StoredGroup(
         protocol_type, generation, protocol_name, leader_id, state_timestamp, members
     )
-
-
-_I16 = struct.Struct(">h")
-_I32 = struct.Struct(">i")
-_I64 = struct.Struct(">q")
-
-
-class _Writer:
-    def __init__(self) -> None:
-        self._out = bytearray()
-
-    def i16(self, value: int) -> _Writer:
-        self._out += _I16.pack(value)
-        return self
-
-    def i32(self, value: int) -> _Writer:
-        self._out += _I32.pack(value)
-        return self
-
-    def i64(self, value: int) -> _Writer:
-        self._out += _I64.pack(value)
-        return self
-
-    def string(self, value: str | None) -> _Writer:
-        if value is None:
-            return self.i16(-1)
-        encoded = value.encode()
-        self.i16(len(encoded))
-        self._out += encoded
-        return self
-
-    def blob(self, value: bytes) -> _Writer:
-        self.i32(len(value))
-        self._out += value
-        return self
-
-    def done(self) -> bytes:
-        return bytes(self._out)
-
-
-class _Reader:
-    def __init__(self, data: bytes) -> None:
-        self._data = data
-        self._position = 0
-
-    def _take(self, size: int) -> bytes:
-        end = self._position + size
-        if size < 0 or end > len(self._data):
-            raise RecordFormatError("coordinator record is truncated")
-        chunk = self._data[self._position : end]
-        self._position = end
-        return chunk
-
-    def i16(self) -> int:
-        value: int = _I16.unpack(self._take(2))[0]
-        return value
-
-    def i32(self) -> int:
-        value: int = _I32.unpack(self._take(4))[0]
-        return value
-
-    def i64(self) -> int:
-        value: int = _I64.unpack(self._take(8))[0]
-        return value
-
-    def count(self) -> int:
-        count = self.i32()
-        if count < 0:
-            raise RecordFormatError("negative array length in coordinator record")
-        return count
-
-    def version(self, highest: int) -> None:
-        version = self.i16()
-        if not 0 <= version <= highest:
-            raise RecordFormatError(f"coordinator record value version {version} is unknown")
-
-    def string(self) -> str | None:
-        length = self.i16()
-        if length == -1:
-            return None
-        try:
-            return self._take(length).decode()
-        except UnicodeDecodeError as error:
-            raise RecordFormatError(f"coordinator record string: {error}") from None
-
-    def text(self) -> str:
-        value = self.string()
-        if value is None:
-            raise RecordFormatError("null where the coordinator record needs a string")
-        return value
-
-    def blob(self) -> bytes:
-        return self._take(self.i32())
-
-    def end(self) -> None:
-        if self._position != len(self._data):
-            raise RecordFormatError("coordinator record has bytes after its last field")

@@ -10,7 +10,6 @@ from odradek.broker.group.record_format import (
     CommittedOffset,
     GroupKey,
     OffsetKey,
-    RecordFormatError,
     StoredGroup,
     StoredMember,
     decode_group,
@@ -20,6 +19,7 @@ from odradek.broker.group.record_format import (
     encode_key,
     encode_offset,
 )
+from odradek.broker.protocol.record_fields import RecordFormatError
 
 texts = st.text(max_size=40)
 i32 = st.integers(-(2**31), 2**31 - 1)

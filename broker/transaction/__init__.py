@@ -1,0 +1,2 @@
+"""The transaction coordinator: transactional ids, their producers and transactions, kept in
+``__transaction_state``."""
