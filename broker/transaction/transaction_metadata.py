@@ -1,0 +1,196 @@
+"""What the coordinator decides for one transactional id, as Kafka's ``TransactionMetadata``
+and ``TransactionCoordinator`` decide it (transaction version 1: the client adds partitions
+and the epoch is bumped by InitProducerId only).
+
+Each decision is a pure function from the current state (and the request) to the state to
+write to ``__transaction_state``, or a ``KafkaError`` with Kafka's code. The coordinator
+writes the new state, then applies it; nothing here does I/O.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field, replace
+
+from odradek.broker.protocol.errors import ErrorCode, KafkaError
+from odradek.broker.transaction.transaction_log_format import StoredTransaction, TransactionState
+
+NO_EPOCH = -1
+EXHAUSTED_EPOCH = 32766
+"""An epoch from which bumping would overflow: Kafka gives the id a new producer id instead."""
+
+
+@dataclass(frozen=True)
+class TransactionMetadata:
+    transactional_id: str
+    producer_id: int
+    producer_epoch: int
+    timeout_ms: int
+    state: TransactionState = TransactionState.EMPTY
+    partitions: Mapping[str, frozenset[int]] = field(default_factory=dict)
+    start_ms: int = -1
+    last_update_ms: int = -1
+    last_producer_epoch: int = NO_EPOCH
+    """The epoch before the last bump, so a retried InitProducerId gets the same answer."""
+
+    def stored(self) -> StoredTransaction:
+        return StoredTransaction(
+            self.producer_id,
+            self.producer_epoch,
+            self.timeout_ms,
+            self.state,
+            self.partitions if self.state is not TransactionState.EMPTY else {},
+            self.last_update_ms,
+            self.start_ms,
+        )
+
+    @classmethod
+    def loaded(cls, transactional_id: str, stored: StoredTransaction) -> TransactionMetadata:
+        return cls(
+            transactional_id,
+            stored.producer_id,
+            stored.producer_epoch,
+            stored.timeout_ms,
+            stored.state,
+            dict(stored.partitions),
+            stored.start_ms,
+            stored.last_update_ms,
+        )
+
+
+def init_producer_id(
+    current: TransactionMetadata | None,
+    transactional_id: str,
+    timeout_ms: int,
+    expected: tuple[int, int] | None,
+    now_ms: int,
+    new_producer_id: Callable[[], int],
+) -> TransactionMetadata:
+    """InitProducerId with a transactional id: the state whose producer id and epoch the
+    client gets. ``expected`` is the (producer id, epoch) a client re-initialising says it
+    has (KIP-360), None for a new producer. An Ongoing transaction cannot be answered here:
+    the caller fences and aborts it first (``fence``) and the client retries."""
+    if current is None:
+        return TransactionMetadata(
+            transactional_id, new_producer_id(), 0, timeout_ms, last_update_ms=now_ms
+        )
+    if current.state in (TransactionState.PREPARE_COMMIT, TransactionState.PREPARE_ABORT):
+        raise KafkaError(ErrorCode.concurrent_transactions, "a transaction is completing")
+    if current.state is TransactionState.ONGOING:
+        raise KafkaError(ErrorCode.concurrent_transactions, "an open transaction is aborted")
+    if expected is not None and not _expected_valid(current, expected):
+        raise KafkaError(
+            ErrorCode.producer_fenced,
+            f"producer {expected[0]} epoch {expected[1]} is not the current one of "
+            f"{transactional_id!r}",
+        )
+    base = replace(current, timeout_ms=timeout_ms, last_update_ms=now_ms, partitions={})
+    if expected is not None and expected[1] == current.last_producer_epoch:
+        return base  # a retry of the last bump: the same answer
+    if current.producer_epoch >= EXHAUSTED_EPOCH:
+        return replace(
+            base,
+            producer_id=new_producer_id(),
+            producer_epoch=0,
+            last_producer_epoch=NO_EPOCH,
+            state=TransactionState.EMPTY,
+        )
+    return replace(
+        base,
+        producer_epoch=current.producer_epoch + 1,
+        last_producer_epoch=current.producer_epoch if expected is not None else NO_EPOCH,
+        state=TransactionState.EMPTY,
+    )
+
+
+def _expected_valid(current: TransactionMetadata, expected: tuple[int, int]) -> bool:
+    producer_id, epoch = expected
+    if producer_id != current.producer_id:
+        return False
+    return epoch in (current.producer_epoch, current.last_producer_epoch)
+
+
+def add_partitions(
+    current: TransactionMetadata,
+    producer: tuple[int, int],
+    partitions: Iterable[tuple[str, int]],
+    now_ms: int,
+) -> TransactionMetadata | None:
+    """AddPartitionsToTxn (and AddOffsetsToTxn's offsets partition): the Ongoing state with
+    them added, or None when they are all in the transaction already."""
+    check_producer(current, producer)
+    if current.state in (TransactionState.PREPARE_COMMIT, TransactionState.PREPARE_ABORT):
+        raise KafkaError(ErrorCode.concurrent_transactions, "the transaction is completing")
+    if current.state is TransactionState.DEAD:
+        raise KafkaError(ErrorCode.invalid_txn_state, "the transactional id expired")
+    merged = {topic: set(indexes) for topic, indexes in current.partitions.items()}
+    for topic, index in partitions:
+        merged.setdefault(topic, set()).add(index)
+    frozen = {topic: frozenset(indexes) for topic, indexes in merged.items()}
+    if current.state is TransactionState.ONGOING and frozen == current.partitions:
+        return None
+    starting = current.state is not TransactionState.ONGOING
+    return replace(
+        current,
+        state=TransactionState.ONGOING,
+        partitions=frozen,
+        start_ms=now_ms if starting else current.start_ms,
+        last_update_ms=now_ms,
+    )
+
+
+def end_transaction(
+    current: TransactionMetadata, producer: tuple[int, int], commit: bool, now_ms: int
+) -> TransactionMetadata | None:
+    """EndTxn: the PrepareCommit or PrepareAbort state to write, or None when the
+    transaction already completed that way (a retry)."""
+    check_producer(current, producer)
+    prepare = TransactionState.PREPARE_COMMIT if commit else TransactionState.PREPARE_ABORT
+    done = TransactionState.COMPLETE_COMMIT if commit else TransactionState.COMPLETE_ABORT
+    if current.state is TransactionState.ONGOING:
+        return replace(current, state=prepare, last_update_ms=now_ms)
+    if current.state is done:
+        return None
+    if current.state is prepare:
+        raise KafkaError(ErrorCode.concurrent_transactions, "the transaction is completing")
+    raise KafkaError(
+        ErrorCode.invalid_txn_state,
+        f"cannot {'commit' if commit else 'abort'} a transaction in state {current.state.name}",
+    )
+
+
+def fence(current: TransactionMetadata, now_ms: int) -> TransactionMetadata:
+    """A timed-out or re-initialised Ongoing transaction: aborted under a bumped epoch, so
+    its producer is fenced (PrepareAbort, written with the new epoch)."""
+    return replace(
+        current,
+        producer_epoch=min(current.producer_epoch + 1, EXHAUSTED_EPOCH + 1),
+        last_producer_epoch=NO_EPOCH,
+        state=TransactionState.PREPARE_ABORT,
+        last_update_ms=now_ms,
+    )
+
+
+def complete(current: TransactionMetadata, now_ms: int) -> TransactionMetadata:
+    """Every marker of a prepared transaction written: CompleteCommit or CompleteAbort."""
+    done = (
+        TransactionState.COMPLETE_COMMIT
+        if current.state is TransactionState.PREPARE_COMMIT
+        else TransactionState.COMPLETE_ABORT
+    )
+    return replace(current, state=done, partitions={}, last_update_ms=now_ms)
+
+
+def check_producer(current: TransactionMetadata, producer: tuple[int, int]) -> None:
+    """The request's producer must be the id's current one."""
+    producer_id, epoch = producer
+    if producer_id != current.producer_id:
+        raise KafkaError(
+            ErrorCode.invalid_producer_id_mapping,
+            f"producer {producer_id} is not {current.transactional_id!r}'s",
+        )
+    if epoch != current.producer_epoch:
+        raise KafkaError(
+            ErrorCode.producer_fenced,
+            f"epoch {epoch} of producer {producer_id} is not the current {current.producer_epoch}",
+        )

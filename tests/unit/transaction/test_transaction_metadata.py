@@ -1,0 +1,116 @@
+"""The coordinator's decisions for a transactional id, transition by transition, with
+Kafka's error codes."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable
+
+import pytest
+
+from odradek.broker.protocol.errors import ErrorCode, KafkaError
+from odradek.broker.transaction.transaction_log_format import TransactionState
+from odradek.broker.transaction.transaction_metadata import (
+    EXHAUSTED_EPOCH,
+    TransactionMetadata,
+    add_partitions,
+    complete,
+    end_transaction,
+    fence,
+    init_producer_id,
+)
+
+S = TransactionState
+
+
+def ids() -> Callable[[], int]:
+    counter = itertools.count(1000)
+    return lambda: next(counter)
+
+
+def fails(code: ErrorCode, action: Callable[[], object]) -> None:
+    with pytest.raises(KafkaError) as error:
+        action()
+    assert error.value.code is code
+
+
+def started() -> TransactionMetadata:
+    return init_producer_id(None, "app", 60000, None, 1, ids())
+
+
+def test_a_new_id_gets_a_producer_at_epoch_zero_and_each_init_bumps_it() -> None:
+    first = started()
+    assert (first.producer_id, first.producer_epoch, first.state) == (1000, 0, S.EMPTY)
+    again = init_producer_id(first, "app", 30000, None, 2, ids())
+    assert (again.producer_id, again.producer_epoch, again.timeout_ms) == (1000, 1, 30000)
+
+
+def test_a_re_init_naming_its_producer_bumps_and_a_retry_gets_the_same_answer() -> None:
+    first = started()
+    bumped = init_producer_id(first, "app", 60000, (1000, 0), 2, ids())
+    assert (bumped.producer_epoch, bumped.last_producer_epoch) == (1, 0)
+    retried = init_producer_id(bumped, "app", 60000, (1000, 0), 3, ids())
+    assert retried.producer_epoch == 1
+    fails(
+        ErrorCode.producer_fenced, lambda: init_producer_id(bumped, "app", 1, (1000, 7), 3, ids())
+    )
+    fails(ErrorCode.producer_fenced, lambda: init_producer_id(bumped, "app", 1, (5, 1), 3, ids()))
+
+
+def test_an_exhausted_epoch_moves_the_id_to_a_new_producer() -> None:
+    worn = TransactionMetadata("app", 5, EXHAUSTED_EPOCH, 60000)
+    renewed = init_producer_id(worn, "app", 60000, None, 2, ids())
+    assert (renewed.producer_id, renewed.producer_epoch) == (1000, 0)
+
+
+def test_a_transaction_goes_ongoing_prepared_and_complete() -> None:
+    meta = started()
+    ongoing = add_partitions(meta, (1000, 0), [("orders", 0), ("orders", 1)], 10)
+    assert ongoing is not None and ongoing.state is S.ONGOING and ongoing.start_ms == 10
+    assert ongoing.partitions == {"orders": frozenset({0, 1})}
+    assert add_partitions(ongoing, (1000, 0), [("orders", 1)], 11) is None  # nothing new
+    more = add_partitions(ongoing, (1000, 0), [("audit", 0)], 12)
+    assert more is not None and more.start_ms == 10 and set(more.partitions) == {"orders", "audit"}
+    prepared = end_transaction(more, (1000, 0), commit=True, now_ms=13)
+    assert prepared is not None and prepared.state is S.PREPARE_COMMIT
+    fails(ErrorCode.concurrent_transactions, lambda: end_transaction(prepared, (1000, 0), True, 14))
+    fails(ErrorCode.concurrent_transactions, lambda: add_partitions(prepared, (1000, 0), [], 14))
+    fails(
+        ErrorCode.concurrent_transactions,
+        lambda: init_producer_id(prepared, "app", 1, None, 14, ids()),
+    )
+    done = complete(prepared, 15)
+    assert done.state is S.COMPLETE_COMMIT and done.partitions == {}
+    assert end_transaction(done, (1000, 0), commit=True, now_ms=16) is None  # a retry
+    fails(ErrorCode.invalid_txn_state, lambda: end_transaction(done, (1000, 0), False, 16))
+    fails(ErrorCode.invalid_txn_state, lambda: end_transaction(started(), (1000, 0), True, 16))
+
+
+def test_requests_of_another_producer_or_epoch_are_refused() -> None:
+    meta = started()
+    fails(ErrorCode.invalid_producer_id_mapping, lambda: add_partitions(meta, (7, 0), [], 1))
+    fails(ErrorCode.producer_fenced, lambda: add_partitions(meta, (1000, 3), [], 1))
+    fails(ErrorCode.producer_fenced, lambda: end_transaction(meta, (1000, 3), True, 1))
+
+
+def test_an_ongoing_transaction_is_fenced_by_an_epoch_bump_and_aborted() -> None:
+    ongoing = add_partitions(started(), (1000, 0), [("orders", 0)], 10)
+    assert ongoing is not None
+    fails(
+        ErrorCode.concurrent_transactions,
+        lambda: init_producer_id(ongoing, "app", 1, None, 11, ids()),
+    )
+    fenced = fence(ongoing, 11)
+    assert (fenced.state, fenced.producer_epoch) == (S.PREPARE_ABORT, 1)
+    assert fenced.partitions == ongoing.partitions  # the markers still go to them
+    fails(ErrorCode.producer_fenced, lambda: end_transaction(fenced, (1000, 0), True, 12))
+    aborted = complete(fenced, 12)
+    assert aborted.state is S.COMPLETE_ABORT
+    assert init_producer_id(aborted, "app", 1, None, 13, ids()).producer_epoch == 2
+
+
+def test_the_stored_state_round_trips() -> None:
+    ongoing = add_partitions(started(), (1000, 0), [("orders", 0)], 10)
+    assert ongoing is not None
+    loaded = TransactionMetadata.loaded("app", ongoing.stored())
+    assert loaded == ongoing
