@@ -1,7 +1,8 @@
-"""Writing the coordinator's records to a ``__consumer_offsets`` partition and reading them back.
+"""A coordinator's records in a partition of its internal topic (``__consumer_offsets``,
+``__transaction_state``): writing them and reading them back.
 
 A write goes through the leader's normal append and returns once the high
-watermark passes it, so with replication a commit is acknowledged only when
+watermark passes it, so with replication a write is acknowledged only when
 a new leader would load it too.
 """
 
@@ -18,7 +19,7 @@ from odradek.broker.protocol.records import iter_batches
 KeyValue = tuple[bytes, bytes | None]
 READ_CHUNK_BYTES = 1024 * 1024
 
-# Kafka's translation of append errors into what group clients understand
+# Kafka's translation of append errors into what coordinator clients understand
 _COORDINATOR_ERRORS = {
     ErrorCode.unknown_topic_or_partition: ErrorCode.coordinator_not_available,
     ErrorCode.not_enough_replicas: ErrorCode.coordinator_not_available,

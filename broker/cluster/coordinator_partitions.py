@@ -1,0 +1,121 @@
+"""Which partitions of a coordinator's internal topic (``__consumer_offsets``,
+``__transaction_state``) this broker leads, and so which keys (group ids, transactional
+ids) it serves.
+
+Becoming leader of a partition loads its state from the log (meanwhile its keys' requests
+get COORDINATOR_LOAD_IN_PROGRESS); losing leadership unloads it (NOT_COORDINATOR, and the
+client finds the new coordinator). A single broker becomes leader of every partition at
+startup; with replication, coordinator failover is the same path on the new leader.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Sequence
+
+from odradek.broker.cluster.coordinator_log import KeyValue, append_records
+from odradek.broker.cluster.metadata_store import MetadataStore
+from odradek.broker.cluster.partition import Partition
+from odradek.broker.cluster.replica_manager import ReplicaManager
+from odradek.broker.protocol.errors import ErrorCode, KafkaError
+
+log = logging.getLogger(__name__)
+
+
+class _Ownership:
+    """This broker leads the partition; its keys are served once ``loaded``."""
+
+    loaded = False
+
+
+class CoordinatorPartitions:
+    def __init__(
+        self,
+        topic: str,
+        store: MetadataStore,
+        replicas: ReplicaManager,
+        partition_for: Callable[[str, int], int],
+        load: Callable[[Partition], Callable[[], None]],
+        unload: Callable[[int], None],
+        min_insync: Callable[[], int],
+        write_timeout_ms: int,
+    ) -> None:
+        """``partition_for(key, count)`` places a key; ``load(partition)`` reads a newly led
+        partition and returns what installs its state (called only if this broker still
+        leads it then); ``unload(index)`` drops the state of a partition no longer led."""
+        self.topic = topic
+        self._store = store
+        self._replicas = replicas
+        self._partition_for = partition_for
+        self._load_state = load
+        self._unload_state = unload
+        self._min_insync = min_insync
+        self._write_timeout_ms = write_timeout_ms
+        self._owned: dict[int, _Ownership] = {}
+        self._loads: set[asyncio.Task[None]] = set()
+
+    def start(self) -> None:
+        """Follow leadership of the topic's partitions, starting with those led now."""
+        self._replicas.on_role_change(self.on_role_change)
+        for partition in self._replicas:
+            self.on_role_change(partition)
+
+    def on_role_change(self, partition: Partition) -> None:
+        """Load a partition this broker now leads, unload one it no longer leads."""
+        if partition.key.topic != self.topic:
+            return
+        index = partition.key.partition
+        if partition.is_leader and index not in self._owned:
+            ownership = self._owned[index] = _Ownership()
+            task = asyncio.get_running_loop().create_task(self._load(partition, ownership))
+            self._loads.add(task)
+            task.add_done_callback(self._loads.discard)
+        elif not partition.is_leader and index in self._owned:
+            del self._owned[index]
+            self._unload_state(index)
+            log.info("stopped coordinating the keys of %s-%d", self.topic, index)
+
+    def partition_of(self, key: str) -> int:
+        topic = self._store.image.topics.get(self.topic)
+        if topic is None:
+            raise KafkaError(ErrorCode.not_coordinator, f"no {self.topic} topic yet")
+        return self._partition_for(key, len(topic.partitions))
+
+    def check_owned(self, key: str) -> None:
+        """Raise NOT_COORDINATOR or COORDINATOR_LOAD_IN_PROGRESS unless this broker serves it."""
+        ownership = self._owned.get(self.partition_of(key))
+        if ownership is None:
+            raise KafkaError(ErrorCode.not_coordinator, f"not the coordinator of {key!r}")
+        if not ownership.loaded:
+            raise KafkaError(ErrorCode.coordinator_load_in_progress)
+
+    @property
+    def loading(self) -> bool:
+        return any(not ownership.loaded for ownership in self._owned.values())
+
+    async def _load(self, partition: Partition, ownership: _Ownership) -> None:
+        try:
+            install = self._load_state(partition)
+        except Exception:
+            # the partition stays "loading": its keys' clients keep retrying, visibly
+            log.exception("cannot load %s", partition.key)
+            return
+        await asyncio.sleep(0)
+        if self._owned.get(partition.key.partition) is not ownership:
+            return  # leadership moved on while reading
+        install()
+        ownership.loaded = True
+
+    async def close(self) -> None:
+        for task in list(self._loads):
+            task.cancel()
+        await asyncio.gather(*self._loads, return_exceptions=True)
+
+    async def write(self, key: str, records: Sequence[KeyValue]) -> None:
+        """Append records for ``key`` to its partition; errors as coordinator clients expect."""
+        try:
+            partition: Partition = self._replicas.get(self.topic, self.partition_of(key))
+        except KafkaError:
+            raise KafkaError(ErrorCode.not_coordinator) from None
+        await append_records(partition, records, self._min_insync(), self._write_timeout_ms)
