@@ -23,6 +23,15 @@ from odradek.broker.protocol.errors import ErrorCode, KafkaError
 log = logging.getLogger(__name__)
 
 
+def java_string_hashcode(text: str) -> int:
+    """Java's ``String.hashCode``: a signed 32-bit ``s[0]*31^(n-1) + ... + s[n-1]``."""
+    units = text.encode("utf-16-be")
+    value = 0
+    for index in range(0, len(units), 2):
+        value = (value * 31 + (units[index] << 8 | units[index + 1])) & 0xFFFFFFFF
+    return value - (1 << 32) if value & 0x80000000 else value
+
+
 class _Ownership:
     """This broker leads the partition; its keys are served once ``loaded``."""
 

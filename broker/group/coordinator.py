@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
+from odradek.broker.cluster.internal_topics import ensure_internal_topic, find_coordinator
 from odradek.broker.cluster.metadata_image import BrokerRegistration, TopicMetadata
 from odradek.broker.cluster.metadata_store import MetadataStore
 from odradek.broker.cluster.replica_manager import ReplicaManager
@@ -20,10 +21,11 @@ from odradek.broker.group.consumer_protocol import CONSUMER_PROTOCOL_TYPE
 from odradek.broker.group.group import Group, TopicPartition
 from odradek.broker.group.group_catalog import GroupCatalog
 from odradek.broker.group.group_config import GroupConfig
+from odradek.broker.group.group_partition import partition_for_group
 from odradek.broker.group.group_state import GroupState
 from odradek.broker.group.member import JoinResult, SyncResult
 from odradek.broker.group.offsets_retention import expired_offsets
-from odradek.broker.group.offsets_topic import ensure_offsets_topic, find_group_coordinator
+from odradek.broker.group.offsets_topic import offsets_topic
 from odradek.broker.group.rebalance import UNKNOWN_MEMBER_ID, JoinRequest, Rebalancer, SyncRequest
 from odradek.broker.group.record_format import (
     CommittedOffset,
@@ -87,10 +89,11 @@ class GroupCoordinator:
             self.rebalancer.forget(group, ErrorCode.not_coordinator)
 
     async def find_coordinator(self, group_id: str) -> BrokerRegistration:
-        return await find_group_coordinator(self._store, self.config, group_id)
+        topic = offsets_topic(self.config)
+        return await find_coordinator(self._store, topic, group_id, partition_for_group)
 
     async def ensure_offsets_topic(self) -> TopicMetadata:
-        return await ensure_offsets_topic(self._store, self.config)
+        return await ensure_internal_topic(self._store, offsets_topic(self.config))
 
     # --- membership ----------------------------------------------------------------------------
 

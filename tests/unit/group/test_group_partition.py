@@ -5,7 +5,8 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from odradek.broker.group.group_partition import java_string_hashcode, partition_for_group
+from odradek.broker.cluster.coordinator_partitions import java_string_hashcode
+from odradek.broker.group.group_partition import partition_for_group
 
 
 def test_hashcode_matches_java_for_known_strings() -> None:
