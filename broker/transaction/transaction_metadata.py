@@ -103,6 +103,12 @@ def init_producer_id(
     )
 
 
+def needs_new_producer_id(current: TransactionMetadata | None) -> bool:
+    """Whether InitProducerId gives the id a new producer id (a new id, or an exhausted
+    epoch), which the coordinator allocates before deciding."""
+    return current is None or current.producer_epoch >= EXHAUSTED_EPOCH
+
+
 def _expected_valid(current: TransactionMetadata, expected: tuple[int, int]) -> bool:
     producer_id, epoch = expected
     if producer_id != current.producer_id:

@@ -1,0 +1,293 @@
+"""The transaction coordinator: what the transaction APIs' handlers call.
+
+It serves the transactional ids of the ``__transaction_state`` partitions this broker leads
+(``CoordinatorPartitions``), each id's state rebuilt from its latest record. A change is
+decided by ``transaction_metadata``, written to the log (acks=all), then applied; while one
+is in flight (a write, or the markers of a completing transaction) the id answers
+CONCURRENT_TRANSACTIONS, as Kafka's pending state does. EndTxn is answered once
+PrepareCommit/PrepareAbort is written; the markers then go to every partition of the
+transaction (``MarkerWriter``), and CompleteCommit/CompleteAbort is written after them. A
+new leader of a partition finishes the prepared transactions it loads.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping
+from typing import Protocol
+
+from odradek.broker.cluster.coordinator_log import read_records
+from odradek.broker.cluster.coordinator_partitions import (
+    CoordinatorPartitions,
+    java_string_hashcode,
+)
+from odradek.broker.cluster.internal_topics import ensure_internal_topic, find_coordinator
+from odradek.broker.cluster.metadata_image import BrokerRegistration
+from odradek.broker.cluster.metadata_store import MetadataStore
+from odradek.broker.cluster.partition import Partition
+from odradek.broker.cluster.replica_manager import ReplicaManager
+from odradek.broker.protocol.errors import ErrorCode, KafkaError
+from odradek.broker.protocol.record_fields import RecordFormatError
+from odradek.broker.protocol.transaction_markers import MarkerType, TransactionMarker
+from odradek.broker.transaction.transaction_config import TRANSACTION_STATE_TOPIC, TransactionConfig
+from odradek.broker.transaction.transaction_log_format import (
+    TransactionState,
+    decode_key,
+    decode_value,
+    encode_key,
+    encode_value,
+)
+from odradek.broker.transaction.transaction_metadata import (
+    TransactionMetadata,
+    add_partitions,
+    complete,
+    end_transaction,
+    fence,
+    init_producer_id,
+    needs_new_producer_id,
+)
+
+log = logging.getLogger(__name__)
+PREPARED = (TransactionState.PREPARE_COMMIT, TransactionState.PREPARE_ABORT)
+
+
+def partition_for_transactional_id(transactional_id: str, partitions: int) -> int:
+    """Kafka's placement: ``abs(hashCode) % partitions``."""
+    return (java_string_hashcode(transactional_id) & 0x7FFFFFFF) % partitions
+
+
+class MarkerWriter(Protocol):
+    async def write(
+        self, marker: TransactionMarker, partitions: Mapping[str, frozenset[int]]
+    ) -> None:
+        """Write ``marker`` to every partition, retrying until each leader has it."""
+
+
+class TransactionCoordinator:
+    def __init__(
+        self,
+        config: TransactionConfig,
+        store: MetadataStore,
+        replicas: ReplicaManager,
+        allocate_producer_id: Callable[[], Awaitable[int]],
+        markers: MarkerWriter,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.config = config
+        self._store = store
+        self._allocate = allocate_producer_id
+        self._markers = markers
+        self._clock = clock
+        self.partitions = CoordinatorPartitions(
+            TRANSACTION_STATE_TOPIC,
+            store,
+            replicas,
+            partition_for_transactional_id,
+            self._load,
+            self._unload,
+            lambda: config.min_insync,
+            config.write_timeout_ms,
+        )
+        self.transactions: dict[str, TransactionMetadata] = {}
+        self._pending: set[str] = set()
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    # --- life cycle ----------------------------------------------------------------------------
+
+    def start(self) -> None:
+        self.partitions.start()
+        self._spawn(self._abort_timed_out_every())
+
+    async def stop(self) -> None:
+        for task in list(self._tasks):
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        await self.partitions.close()
+
+    async def find_coordinator(self, transactional_id: str) -> BrokerRegistration:
+        return await find_coordinator(
+            self._store, self.config.topic, transactional_id, partition_for_transactional_id
+        )
+
+    async def ensure_topic(self) -> None:
+        await ensure_internal_topic(self._store, self.config.topic)
+
+    # --- the APIs ------------------------------------------------------------------------------
+
+    async def init_producer_id(
+        self, transactional_id: str, timeout_ms: int, expected: tuple[int, int] | None
+    ) -> tuple[int, int]:
+        if not 0 < timeout_ms <= self.config.max_timeout_ms:
+            raise KafkaError(
+                ErrorCode.invalid_transaction_timeout,
+                f"transaction.timeout.ms {timeout_ms} is not in (0, "
+                f"transaction.max.timeout.ms={self.config.max_timeout_ms}]",
+            )
+        current = self._owned(transactional_id)
+        if current is not None and current.state is TransactionState.ONGOING:
+            self._complete_in_background(transactional_id, fence(current, self._now()))
+            raise KafkaError(ErrorCode.concurrent_transactions, "aborting the open transaction")
+        fresh = await self._allocate() if needs_new_producer_id(current) else -1
+        chosen = init_producer_id(
+            current, transactional_id, timeout_ms, expected, self._now(), lambda: fresh
+        )
+        await self._write(transactional_id, chosen)
+        return chosen.producer_id, chosen.producer_epoch
+
+    async def add_partitions(
+        self,
+        transactional_id: str,
+        producer: tuple[int, int],
+        partitions: Iterable[tuple[str, int]],
+    ) -> None:
+        current = self._existing(transactional_id)
+        changed = add_partitions(current, producer, partitions, self._now())
+        if changed is not None:
+            await self._write(transactional_id, changed)
+
+    async def end_transaction(
+        self, transactional_id: str, producer: tuple[int, int], commit: bool
+    ) -> None:
+        current = self._existing(transactional_id)
+        prepared = end_transaction(current, producer, commit, self._now())
+        if prepared is None:
+            return  # completed that way already: a retry
+        await self._write(transactional_id, prepared)
+        self._complete_in_background(transactional_id, prepared, written=True)
+
+    def describe(self, transactional_id: str) -> TransactionMetadata:
+        found = self._owned(transactional_id, idle=False)
+        if found is None or found.state is TransactionState.DEAD:
+            raise KafkaError(ErrorCode.transactional_id_not_found)
+        return found
+
+    def list_transactions(self) -> list[TransactionMetadata]:
+        if self.partitions.loading:
+            raise KafkaError(ErrorCode.coordinator_load_in_progress)
+        return [t for t in self.transactions.values() if t.state is not TransactionState.DEAD]
+
+    # --- completion ----------------------------------------------------------------------------
+
+    def _complete_in_background(
+        self, transactional_id: str, prepared: TransactionMetadata, written: bool = False
+    ) -> None:
+        """Write ``prepared`` (unless ``written``), its markers, then its completion."""
+        self._pending.add(transactional_id)
+        self._spawn(self._complete(transactional_id, prepared, written))
+
+    async def _complete(
+        self, transactional_id: str, prepared: TransactionMetadata, written: bool
+    ) -> None:
+        try:
+            if not written:
+                await self._write(transactional_id, prepared, pending_ok=True)
+            marker = TransactionMarker(
+                prepared.producer_id,
+                prepared.producer_epoch,
+                MarkerType.COMMIT
+                if prepared.state is TransactionState.PREPARE_COMMIT
+                else MarkerType.ABORT,
+                self._coordinator_epoch(transactional_id),
+            )
+            await self._markers.write(marker, prepared.partitions)
+            await self._write(transactional_id, complete(prepared, self._now()), pending_ok=True)
+        except KafkaError as error:
+            log.warning("transaction %r not completed yet: %s", transactional_id, error.message)
+        finally:
+            self._pending.discard(transactional_id)
+
+    async def _abort_timed_out_every(self) -> None:
+        while True:
+            await asyncio.sleep(self.config.abort_timed_out_interval_ms / 1000)
+            now = self._now()
+            for transactional_id, current in list(self.transactions.items()):
+                if (
+                    current.state is TransactionState.ONGOING
+                    and transactional_id not in self._pending
+                    and current.start_ms + current.timeout_ms < now
+                ):
+                    log.info("transaction %r timed out: aborting it", transactional_id)
+                    self._complete_in_background(transactional_id, fence(current, now))
+
+    # --- state ---------------------------------------------------------------------------------
+
+    def _owned(self, transactional_id: str, idle: bool = True) -> TransactionMetadata | None:
+        """The id's state (None: unknown) if this broker coordinates it; with ``idle``,
+        CONCURRENT_TRANSACTIONS while a change of it is in flight."""
+        if not transactional_id:
+            raise KafkaError(ErrorCode.invalid_request, "an empty transactional id")
+        self.partitions.check_owned(transactional_id)
+        if idle and transactional_id in self._pending:
+            raise KafkaError(ErrorCode.concurrent_transactions)
+        return self.transactions.get(transactional_id)
+
+    def _existing(self, transactional_id: str) -> TransactionMetadata:
+        found = self._owned(transactional_id)
+        if found is None:
+            raise KafkaError(ErrorCode.invalid_producer_id_mapping, "no such transactional id")
+        return found
+
+    async def _write(
+        self, transactional_id: str, state: TransactionMetadata, pending_ok: bool = False
+    ) -> None:
+        """Write the state to the log, then apply it; one write per id at a time."""
+        if not pending_ok:
+            if transactional_id in self._pending:
+                raise KafkaError(ErrorCode.concurrent_transactions)
+            self._pending.add(transactional_id)
+        try:
+            record = (encode_key(transactional_id), encode_value(state.stored()))
+            await self.partitions.write(transactional_id, [record])
+            self.transactions[transactional_id] = state
+        finally:
+            if not pending_ok:
+                self._pending.discard(transactional_id)
+
+    def _load(self, partition: Partition) -> Callable[[], None]:
+        loaded: dict[str, TransactionMetadata | None] = {}
+        for raw_key, raw_value in read_records(partition):
+            try:
+                transactional_id = decode_key(raw_key)
+                loaded[transactional_id] = (
+                    TransactionMetadata.loaded(transactional_id, decode_value(raw_value))
+                    if raw_value is not None
+                    else None
+                )
+            except RecordFormatError as error:
+                log.error("skipping an unreadable %s record: %s", TRANSACTION_STATE_TOPIC, error)
+
+        def install() -> None:
+            for transactional_id, state in loaded.items():
+                if state is None:
+                    continue
+                self.transactions[transactional_id] = state
+                if state.state in PREPARED:  # the old leader did not finish it
+                    self._complete_in_background(transactional_id, state, written=True)
+            if loaded:
+                log.info("loaded %d transactional ids from %s", len(loaded), partition.key)
+
+        return install
+
+    def _unload(self, index: int) -> None:
+        for transactional_id in [
+            t for t in self.transactions if self.partitions.partition_of(t) == index
+        ]:
+            del self.transactions[transactional_id]
+
+    def _coordinator_epoch(self, transactional_id: str) -> int:
+        """The leader epoch of the id's partition: markers of a deposed coordinator carry
+        an older one and are fenced."""
+        topic = self._store.image.topics.get(TRANSACTION_STATE_TOPIC)
+        if topic is None:
+            raise KafkaError(ErrorCode.not_coordinator)
+        return topic.partitions[self.partitions.partition_of(transactional_id)].leader_epoch
+
+    def _spawn(self, work: Coroutine[object, object, None]) -> None:
+        task = asyncio.get_running_loop().create_task(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    def _now(self) -> int:
+        return int(self._clock() * 1000)

@@ -1,0 +1,226 @@
+"""The transaction coordinator over real partition logs (no sockets): a transaction's life,
+its markers in the data partitions, reloading from ``__transaction_state`` (finishing a
+prepared transaction), fencing and timeouts."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+from kafka.record.default_records import DefaultRecordBatchBuilder
+
+from odradek.broker.cluster.internal_topics import InternalTopic
+from odradek.broker.cluster.metadata_image import BrokerRegistration
+from odradek.broker.cluster.metadata_store import EmbeddedMetadataStore
+from odradek.broker.cluster.replica_manager import ReplicaManager
+from odradek.broker.cluster.topic_planning import plan_topic
+from odradek.broker.log.log_config import LogConfig
+from odradek.broker.log.log_manager import LogManager
+from odradek.broker.protocol.errors import ErrorCode, KafkaError
+from odradek.broker.transaction.coordinator import TransactionCoordinator
+from odradek.broker.transaction.marker_writer import LocalMarkerWriter
+from odradek.broker.transaction.transaction_config import TRANSACTION_STATE_TOPIC, TransactionConfig
+from odradek.broker.transaction.transaction_log_format import TransactionState
+
+TOPIC = "orders"
+S = TransactionState
+
+
+def config(**changes: int) -> TransactionConfig:
+    topic = InternalTopic(TRANSACTION_STATE_TOPIC, 3, 1, "transaction.state.log.replication.factor",
+                          {"cleanup.policy": "compact"})  # fmt: skip
+    settings: dict[str, Any] = {
+        "topic": topic,
+        "min_insync": 1,
+        "max_timeout_ms": 900_000,
+        "id_expiration_ms": 604_800_000,
+        "abort_timed_out_interval_ms": 20,
+        "remove_expired_interval_ms": 3_600_000,
+        "write_timeout_ms": 2000,
+    }
+    return TransactionConfig(**{**settings, **changes})
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1_700_000_000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@asynccontextmanager
+async def running(
+    data_dir: Path, clock: Clock | None = None, **changes: int
+) -> AsyncIterator[tuple[TransactionCoordinator, ReplicaManager]]:
+    logs = LogManager(data_dir)
+    logs.load()
+    store = EmbeddedMetadataStore(data_dir, BrokerRegistration(0, "127.0.0.1", 9092))
+    replicas = ReplicaManager(0, logs, lambda topic: LogConfig())
+    replicas.apply(None, store.image)
+    store.subscribe(replicas.apply)
+    if TOPIC not in store.image.topics:
+        await store.create_topic(plan_topic(store.image, TOPIC, 2, 1))
+    ids = itertools.count(5000)
+
+    async def allocate() -> int:
+        return next(ids)
+
+    markers = LocalMarkerWriter(replicas, lambda topic: 1, 2.0)
+    coordinator = TransactionCoordinator(config(**changes), store, replicas, allocate, markers,
+                                         clock or Clock())  # fmt: skip
+    coordinator.start()
+    await coordinator.ensure_topic()
+    while coordinator.partitions.loading:
+        await asyncio.sleep(0.001)
+    try:
+        yield coordinator, replicas
+    finally:
+        await coordinator.stop()
+        logs.close_all()
+
+
+def run(test: Callable[..., Awaitable[Any]], *args: Any) -> Any:
+    return asyncio.run(asyncio.wait_for(test(*args), 20))
+
+
+def produce(replicas: ReplicaManager, producer: tuple[int, int], partition: int, seq: int) -> None:
+    builder = DefaultRecordBatchBuilder(
+        magic=2, compression_type=0, is_transactional=True, producer_id=producer[0],
+        producer_epoch=producer[1], base_sequence=seq, batch_size=1 << 20,
+    )  # fmt: skip
+    builder.append(0, timestamp=1_700_000_000_000, key=None, value=b"v", headers=[])
+    replicas.get(TOPIC, partition).append_as_leader(bytes(builder.build()), -1, 1)
+
+
+async def until_idle(
+    coordinator: TransactionCoordinator, transactional_id: str
+) -> TransactionState:
+    """The id's state once it is neither open nor completing."""
+    for _ in range(2000):
+        try:
+            state = coordinator.describe(transactional_id).state
+        except KafkaError as error:  # the id's partition is still loading
+            assert error.code is ErrorCode.coordinator_load_in_progress
+        else:
+            if state not in (S.ONGOING, S.PREPARE_COMMIT, S.PREPARE_ABORT):
+                return state
+        await asyncio.sleep(0.005)
+    raise AssertionError("still completing")
+
+
+def test_a_committed_transaction_marks_its_partitions_and_completes(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        async with running(tmp_path) as (coordinator, replicas):
+            producer = await coordinator.init_producer_id("app", 60000, None)
+            assert producer[1] == 0
+            await coordinator.add_partitions("app", producer, [(TOPIC, 0), (TOPIC, 1)])
+            assert coordinator.describe("app").state is S.ONGOING
+            produce(replicas, producer, 0, 0)
+            produce(replicas, producer, 1, 0)
+            data = replicas.get(TOPIC, 0)
+            assert data.last_stable_offset == 0
+            await coordinator.end_transaction("app", producer, commit=True)
+            assert await until_idle(coordinator, "app") is S.COMPLETE_COMMIT
+            assert data.last_stable_offset == data.high_watermark == 2  # record + marker
+            assert replicas.get(TOPIC, 1).last_stable_offset == 2
+            assert data.aborted_transactions(0, 2) == []
+            # a retried EndTxn is answered as done; the other outcome is refused
+            await coordinator.end_transaction("app", producer, commit=True)
+            with pytest.raises(KafkaError) as refused:
+                await coordinator.end_transaction("app", producer, commit=False)
+            assert refused.value.code is ErrorCode.invalid_txn_state
+
+    run(scenario)
+
+
+def test_an_aborted_transaction_is_indexed_where_it_was_written(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        async with running(tmp_path) as (coordinator, replicas):
+            producer = await coordinator.init_producer_id("app", 60000, None)
+            await coordinator.add_partitions("app", producer, [(TOPIC, 0)])
+            produce(replicas, producer, 0, 0)
+            await coordinator.end_transaction("app", producer, commit=False)
+            assert await until_idle(coordinator, "app") is S.COMPLETE_ABORT
+            [aborted] = replicas.get(TOPIC, 0).aborted_transactions(0, 2)
+            assert (aborted.producer_id, aborted.first_offset) == (producer[0], 0)
+
+    run(scenario)
+
+
+def test_a_new_init_fences_the_old_producer_and_aborts_its_transaction(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        async with running(tmp_path) as (coordinator, replicas):
+            zombie = await coordinator.init_producer_id("app", 60000, None)
+            await coordinator.add_partitions("app", zombie, [(TOPIC, 0)])
+            produce(replicas, zombie, 0, 0)
+            with pytest.raises(KafkaError) as busy:
+                await coordinator.init_producer_id("app", 60000, None)
+            assert busy.value.code is ErrorCode.concurrent_transactions
+            assert await until_idle(coordinator, "app") is S.COMPLETE_ABORT
+            fresh = await coordinator.init_producer_id("app", 60000, None)
+            assert fresh == (zombie[0], zombie[1] + 2)  # fenced once, bumped again
+            with pytest.raises(KafkaError) as fenced:
+                await coordinator.add_partitions("app", zombie, [(TOPIC, 0)])
+            assert fenced.value.code is ErrorCode.producer_fenced
+            # the zombie's data is aborted, and its late writes are refused by the partition
+            [aborted] = replicas.get(TOPIC, 0).aborted_transactions(0, 2)
+            assert aborted.producer_id == zombie[0]
+            with pytest.raises(KafkaError) as late:
+                produce(replicas, zombie, 0, 1)
+            assert late.value.code is ErrorCode.invalid_producer_epoch
+
+    run(scenario)
+
+
+def test_a_transaction_past_its_timeout_is_aborted(tmp_path: Path) -> None:
+    clock = Clock()
+
+    async def scenario() -> None:
+        async with running(tmp_path, clock) as (coordinator, replicas):
+            producer = await coordinator.init_producer_id("app", 1000, None)
+            await coordinator.add_partitions("app", producer, [(TOPIC, 0)])
+            produce(replicas, producer, 0, 0)
+            clock.now += 2
+            assert await until_idle(coordinator, "app") is S.COMPLETE_ABORT
+            assert coordinator.describe("app").producer_epoch == producer[1] + 1
+
+    run(scenario)
+
+
+def test_state_is_reloaded_and_a_prepared_transaction_finished(tmp_path: Path) -> None:
+    async def first() -> tuple[int, int]:
+        async with running(tmp_path) as (coordinator, replicas):
+            producer = await coordinator.init_producer_id("app", 60000, None)
+            await coordinator.add_partitions("app", producer, [(TOPIC, 0)])
+            produce(replicas, producer, 0, 0)
+            current = coordinator.transactions["app"]
+            # written as prepared, as a coordinator that died before its markers leaves it
+            prepared = replace(current, state=S.PREPARE_COMMIT)
+            await coordinator._write("app", prepared)
+            return producer
+
+    async def second(producer: tuple[int, int]) -> None:
+        async with running(tmp_path) as (coordinator, replicas):
+            assert await until_idle(coordinator, "app") is S.COMPLETE_COMMIT
+            assert replicas.get(TOPIC, 0).last_stable_offset == 2
+            assert coordinator.describe("app").producer_id == producer[0]
+
+    producer = run(first)
+    run(second, producer)
+
+
+def test_a_timeout_beyond_the_maximum_is_refused(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        async with running(tmp_path, max_timeout_ms=5000) as (coordinator, _):
+            with pytest.raises(KafkaError) as refused:
+                await coordinator.init_producer_id("app", 6000, None)
+            assert refused.value.code is ErrorCode.invalid_transaction_timeout
+
+    run(scenario)
