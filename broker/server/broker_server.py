@@ -38,6 +38,9 @@ from odradek.broker.server.log_maintenance import CleanerCollector, LogMaintenan
 from odradek.broker.server.metrics import BrokerMetrics, CertificateCollector, PartitionSample
 from odradek.broker.server.producer_ids import ProducerIdAllocator
 from odradek.broker.server.replication_metrics import ReplicationCollector
+from odradek.broker.transaction.coordinator import TransactionCoordinator
+from odradek.broker.transaction.marker_writer import LocalMarkerWriter
+from odradek.broker.transaction.transaction_config import TransactionConfig
 
 if TYPE_CHECKING:
     from odradek.broker.cluster.cluster_membership import ClusterMembership
@@ -99,8 +102,20 @@ class BrokerServer:
         groups = GroupCoordinator(
             GroupConfig.from_broker(config), store, replicas, self._offsets_min_insync
         )
+        producer_ids = ProducerIdAllocator(store)
+        transactions = TransactionCoordinator(
+            TransactionConfig.from_broker(config),
+            store,
+            replicas,
+            producer_ids.next_id,
+            LocalMarkerWriter(
+                replicas,
+                self._min_insync,
+                config.get_int("request.timeout.ms") / 1000,
+            ),
+        )
         self.context = BrokerContext(
-            config, store, replicas, metrics, ProducerIdAllocator(store), groups
+            config, store, replicas, metrics, producer_ids, groups, transactions
         )
         if self._membership is not None:
             self._membership.effective_config = self.context_config
@@ -111,6 +126,7 @@ class BrokerServer:
         replicas.apply(None, store.image)
         store.subscribe(replicas.apply)
         groups.start()  # after the replicas: it loads the __consumer_offsets partitions they hold
+        transactions.start()  # likewise __transaction_state
         metrics.registry.register(GroupCollector(groups))
         metrics.registry.register(CleanerCollector(self._logs))
         metrics.registry.register(ReplicationCollector(self.context, lambda: self._membership))
@@ -154,6 +170,7 @@ class BrokerServer:
             await self._maintenance.stop()
         if self.context is not None:
             await self.context.groups.stop()
+            await self.context.transactions.stop()
         if self._http_runner is not None:
             await self._http_runner.cleanup()
         if self._membership is not None:
@@ -175,8 +192,11 @@ class BrokerServer:
         return self.context.topic_config(topic).log_config()
 
     def _offsets_min_insync(self) -> int:
+        return self._min_insync(OFFSETS_TOPIC)
+
+    def _min_insync(self, topic: str) -> int:
         assert self.context is not None
-        return self.context.min_insync(OFFSETS_TOPIC)
+        return self.context.min_insync(topic)
 
     def _partition_samples(self) -> list[PartitionSample]:
         if self.context is None:

@@ -16,6 +16,7 @@ from odradek.broker.server.authorization import RequestAuthorization
 from odradek.broker.server.client_quota_manager import ClientQuotaManager
 from odradek.broker.server.metrics import BrokerMetrics
 from odradek.broker.server.producer_ids import ProducerIdAllocator
+from odradek.broker.transaction.coordinator import TransactionCoordinator
 
 
 @dataclass
@@ -26,6 +27,7 @@ class BrokerContext:
     metrics: BrokerMetrics
     producer_ids: ProducerIdAllocator
     groups: GroupCoordinator
+    transactions: TransactionCoordinator
     # who may do what (authorizer.class.name); off: everything is allowed
     authorization: RequestAuthorization = field(default_factory=RequestAuthorization.off)
     # leader.replication.throttled.rate over the replicas topics list as throttled

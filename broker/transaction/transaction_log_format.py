@@ -32,6 +32,11 @@ class TransactionState(enum.IntEnum):
     DEAD = 6
     PREPARE_EPOCH_FENCE = 7
 
+    @property
+    def kafka_name(self) -> str:
+        """As DescribeTransactions, ListTransactions and kafka-transactions name it."""
+        return "".join(word.capitalize() for word in self.name.split("_"))
+
 
 @dataclass(frozen=True)
 class StoredTransaction:

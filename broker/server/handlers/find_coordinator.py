@@ -1,4 +1,5 @@
-"""FindCoordinator v0-3: the broker leading the group's ``__consumer_offsets`` partition."""
+"""FindCoordinator v0-3: the broker leading the group's ``__consumer_offsets`` partition, or
+the transactional id's ``__transaction_state`` one."""
 
 from __future__ import annotations
 
@@ -27,10 +28,11 @@ async def handle(context: BrokerContext, request: Request) -> dict[str, Any]:
             authorization = context.authorization
             authorization.check(request, AclOperation.DESCRIBE, _KEY_RESOURCES[key_type], body.key)
         if key_type == TRANSACTION_KEY_TYPE:
-            raise KafkaError(ErrorCode.coordinator_not_available, "transactions are not served yet")
-        if key_type != GROUP_KEY_TYPE:
+            broker = await context.transactions.find_coordinator(body.key)
+        elif key_type == GROUP_KEY_TYPE:
+            broker = await context.groups.find_coordinator(body.key)
+        else:
             raise KafkaError(ErrorCode.invalid_request, f"unknown coordinator key type {key_type}")
-        broker = await context.groups.find_coordinator(body.key)
         endpoint = broker.endpoint(request.listener_name)
         if endpoint is None:
             raise KafkaError(

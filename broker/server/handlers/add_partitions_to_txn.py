@@ -1,0 +1,70 @@
+"""AddPartitionsToTxn v0-3 (the clients' versions): partitions join the producer's
+transaction before it writes to them. WRITE on the transactional id and on each topic; a
+partition that is denied or unknown fails the request, the others getting
+OPERATION_NOT_ATTEMPTED, as Kafka answers."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from odradek.broker.protocol.errors import ErrorCode, KafkaError
+from odradek.broker.protocol.framing import Request
+from odradek.broker.security.acl_model import AclOperation, ResourceType
+from odradek.broker.server.context import BrokerContext
+from odradek.broker.server.handlers.transactional import (
+    check_transactional_id,
+    fenced_as_the_version_knows,
+)
+
+FENCED_FROM = 2
+
+
+async def handle(context: BrokerContext, request: Request) -> dict[str, Any]:
+    body = request.body
+    requested = [
+        (topic.name, index) for topic in body.v3_and_below_topics for index in topic.partitions
+    ]
+    try:
+        check_transactional_id(context, request, body.v3_and_below_transactional_id)
+        failed = _unusable(context, request, requested)
+        if not failed:
+            producer = (body.v3_and_below_producer_id, body.v3_and_below_producer_epoch)
+            await context.transactions.add_partitions(
+                body.v3_and_below_transactional_id, producer, requested
+            )
+    except KafkaError as error:
+        code = fenced_as_the_version_knows(error, request.header.api_version, FENCED_FROM).code
+        failed = dict.fromkeys(requested, code)
+    else:
+        if failed:
+            failed = {key: failed.get(key, ErrorCode.operation_not_attempted) for key in requested}
+    results: dict[str, list[dict[str, Any]]] = {}
+    for topic, index in requested:
+        code = failed.get((topic, index), ErrorCode.none) if failed else ErrorCode.none
+        results.setdefault(topic, []).append(
+            {"partition_index": index, "partition_error_code": code}
+        )
+    return {
+        "throttle_time": 0,
+        "results_by_topic_v3_and_below": [
+            {"name": topic, "results_by_partition": partitions}
+            for topic, partitions in results.items()
+        ],
+    }
+
+
+def _unusable(
+    context: BrokerContext, request: Request, requested: list[tuple[str, int]]
+) -> dict[tuple[str, int], ErrorCode]:
+    """The partitions the sender may not write, or that do not exist."""
+    writable = context.authorization.allowed_names(
+        request, AclOperation.WRITE, ResourceType.TOPIC, {topic for topic, _ in requested}
+    )
+    topics = context.store.image.topics
+    failed = {}
+    for topic, index in requested:
+        if topic not in writable:
+            failed[(topic, index)] = ErrorCode.topic_authorization_failed
+        elif topic not in topics or not 0 <= index < len(topics[topic].partitions):
+            failed[(topic, index)] = ErrorCode.unknown_topic_or_partition
+    return failed

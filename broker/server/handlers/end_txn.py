@@ -1,0 +1,28 @@
+"""EndTxn v0-3: commit or abort the transaction (answered once the coordinator wrote its
+PrepareCommit/PrepareAbort; the markers follow)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from odradek.broker.protocol.errors import ErrorCode, KafkaError
+from odradek.broker.protocol.framing import Request
+from odradek.broker.server.context import BrokerContext
+from odradek.broker.server.handlers.transactional import (
+    check_transactional_id,
+    fenced_as_the_version_knows,
+)
+
+FENCED_FROM = 2
+
+
+async def handle(context: BrokerContext, request: Request) -> dict[str, Any]:
+    body = request.body
+    try:
+        check_transactional_id(context, request, body.transactional_id)
+        producer = (body.producer_id, body.producer_epoch)
+        await context.transactions.end_transaction(body.transactional_id, producer, body.committed)
+    except KafkaError as error:
+        failed = fenced_as_the_version_knows(error, request.header.api_version, FENCED_FROM)
+        return {"throttle_time": 0, "error_code": failed.code}
+    return {"throttle_time": 0, "error_code": ErrorCode.none}

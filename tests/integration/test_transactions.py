@@ -1,0 +1,97 @@
+"""Transactions with librdkafka's transactional producer (confluent-kafka) on a real broker:
+committed transactions are read by read_committed consumers, aborted ones never are, and a
+new producer with the same transactional.id fences the old one."""
+
+from __future__ import annotations
+
+import pytest
+from broker_process import Broker, unique_name
+from confluent_kafka import Consumer, KafkaError, KafkaException, Producer
+from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
+
+pytestmark = pytest.mark.slow
+TIMEOUT_S = 30
+
+
+def topic_of(broker: Broker, partitions: int = 2) -> str:
+    name = unique_name("txn")
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+    for future in admin.create_topics([NewTopic(name, partitions, 1)]).values():
+        future.result(TIMEOUT_S)
+    return name
+
+
+def transactional(broker: Broker, transactional_id: str) -> Producer:
+    producer = Producer(
+        {"bootstrap.servers": broker.bootstrap, "transactional.id": transactional_id}
+    )
+    producer.init_transactions(TIMEOUT_S)
+    return producer
+
+
+def read_committed(broker: Broker, topic: str, partitions: int = 2) -> list[str]:
+    consumer = Consumer(
+        {
+            "bootstrap.servers": broker.bootstrap,
+            "group.id": unique_name("reader"),
+            "isolation.level": "read_committed",
+            "auto.offset.reset": "earliest",
+            "enable.partition.eof": True,
+        }
+    )
+    consumer.subscribe([topic])
+    values: list[str] = []
+    at_end: set[int] = set()
+    try:
+        while len(at_end) < partitions:
+            message = consumer.poll(TIMEOUT_S)
+            assert message is not None, f"no end of partition seen; read {values}"
+            if message.error() is not None:
+                assert message.error().code() == KafkaError._PARTITION_EOF, message.error()
+                at_end.add(message.partition())
+                continue
+            values.append(message.value().decode())
+    finally:
+        consumer.close()
+    return sorted(values)
+
+
+def test_committed_transactions_are_read_and_aborted_ones_are_not(broker: Broker) -> None:
+    topic = topic_of(broker)
+    producer = transactional(broker, unique_name("app"))
+    producer.begin_transaction()
+    for i in range(4):
+        producer.produce(topic, f"committed-{i}".encode(), partition=i % 2)
+    producer.commit_transaction(TIMEOUT_S)
+    producer.begin_transaction()
+    producer.produce(topic, b"aborted-0", partition=0)
+    producer.produce(topic, b"aborted-1", partition=1)
+    producer.flush(TIMEOUT_S)
+    producer.abort_transaction(TIMEOUT_S)
+    producer.begin_transaction()
+    producer.produce(topic, b"after", partition=1)
+    producer.commit_transaction(TIMEOUT_S)
+    assert read_committed(broker, topic) == [
+        "after", "committed-0", "committed-1", "committed-2", "committed-3"
+    ]  # fmt: skip
+
+
+def test_a_new_producer_with_the_same_id_fences_the_old_one(broker: Broker) -> None:
+    topic = topic_of(broker)
+    transactional_id = unique_name("app")
+    zombie = transactional(broker, transactional_id)
+    zombie.begin_transaction()
+    zombie.produce(topic, b"zombie", partition=0)
+    zombie.flush(TIMEOUT_S)
+    successor = transactional(broker, transactional_id)  # aborts the zombie's transaction
+    successor.begin_transaction()
+    successor.produce(topic, b"successor", partition=0)
+    successor.commit_transaction(TIMEOUT_S)
+    with pytest.raises(KafkaException) as fenced:
+        zombie.commit_transaction(TIMEOUT_S)
+    assert fenced.value.args[0].code() in (
+        KafkaError._FENCED,
+        KafkaError.PRODUCER_FENCED,
+        KafkaError.INVALID_PRODUCER_EPOCH,
+    )
+    assert read_committed(broker, topic) == ["successor"]
