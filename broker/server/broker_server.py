@@ -19,6 +19,7 @@ from odradek.broker.cluster.metadata_image import (
     TopicMetadata,
 )
 from odradek.broker.cluster.metadata_store import EmbeddedMetadataStore, MetadataStore
+from odradek.broker.cluster.peer_security import inter_broker_security
 from odradek.broker.cluster.replica_manager import ReplicaManager
 from odradek.broker.config.broker_config import BrokerConfig
 from odradek.broker.group.coordinator import GroupCoordinator
@@ -39,7 +40,7 @@ from odradek.broker.server.metrics import BrokerMetrics, CertificateCollector, P
 from odradek.broker.server.producer_ids import ProducerIdAllocator
 from odradek.broker.server.replication_metrics import ReplicationCollector
 from odradek.broker.transaction.coordinator import TransactionCoordinator
-from odradek.broker.transaction.marker_writer import LocalMarkerWriter
+from odradek.broker.transaction.marker_writer import MarkerWriter
 from odradek.broker.transaction.transaction_config import TransactionConfig
 
 if TYPE_CHECKING:
@@ -108,10 +109,13 @@ class BrokerServer:
             store,
             replicas,
             producer_ids.next_id,
-            LocalMarkerWriter(
+            MarkerWriter(
+                config.node_id,
+                store,
                 replicas,
                 self._min_insync,
                 config.get_int("request.timeout.ms") / 1000,
+                inter_broker_security(config),
             ),
         )
         self.context = BrokerContext(

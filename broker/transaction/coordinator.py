@@ -15,8 +15,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping
-from typing import Protocol
+from collections.abc import Awaitable, Callable, Coroutine, Iterable
 
 from odradek.broker.cluster.coordinator_log import read_records
 from odradek.broker.cluster.coordinator_partitions import (
@@ -31,6 +30,7 @@ from odradek.broker.cluster.replica_manager import ReplicaManager
 from odradek.broker.protocol.errors import ErrorCode, KafkaError
 from odradek.broker.protocol.record_fields import RecordFormatError
 from odradek.broker.protocol.transaction_markers import MarkerType, TransactionMarker
+from odradek.broker.transaction.marker_writer import MarkerWriter
 from odradek.broker.transaction.transaction_config import TRANSACTION_STATE_TOPIC, TransactionConfig
 from odradek.broker.transaction.transaction_log_format import (
     TransactionState,
@@ -56,13 +56,6 @@ PREPARED = (TransactionState.PREPARE_COMMIT, TransactionState.PREPARE_ABORT)
 def partition_for_transactional_id(transactional_id: str, partitions: int) -> int:
     """Kafka's placement: ``abs(hashCode) % partitions``."""
     return (java_string_hashcode(transactional_id) & 0x7FFFFFFF) % partitions
-
-
-class MarkerWriter(Protocol):
-    async def write(
-        self, marker: TransactionMarker, partitions: Mapping[str, frozenset[int]]
-    ) -> None:
-        """Write ``marker`` to every partition, retrying until each leader has it."""
 
 
 class TransactionCoordinator:
@@ -105,6 +98,7 @@ class TransactionCoordinator:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
         await self.partitions.close()
+        self._markers.close()
 
     async def find_coordinator(self, transactional_id: str) -> BrokerRegistration:
         return await find_coordinator(

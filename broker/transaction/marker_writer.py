@@ -1,6 +1,7 @@
 """Writing a transaction's markers to the leaders of its partitions, retrying until each
 has it (Kafka's coordinator never gives up on a prepared transaction): a partition led here
-gets it through ``Partition.append_marker``, as WriteTxnMarkers would."""
+gets it through ``Partition.append_marker``; one led by another broker through
+WriteTxnMarkers v1 on the inter-broker listener, one connection per broker."""
 
 from __future__ import annotations
 
@@ -8,25 +9,38 @@ import asyncio
 import logging
 from collections.abc import Callable, Mapping
 
+from odradek.broker.cluster.metadata_store import MetadataStore
+from odradek.broker.cluster.peer_connection import PeerConnection
+from odradek.broker.cluster.peer_security import PeerSecurity
 from odradek.broker.cluster.replica_manager import ReplicaManager
+from odradek.broker.protocol.api_keys import ApiKey
 from odradek.broker.protocol.errors import ErrorCode, KafkaError
-from odradek.broker.protocol.transaction_markers import TransactionMarker
+from odradek.broker.protocol.transaction_markers import MarkerType, TransactionMarker
 
 log = logging.getLogger(__name__)
 RETRY_BACKOFF_S = 0.1
+WRITE_TXN_MARKERS_VERSION = 1
 # what stops the markers of a transaction for a partition, as Kafka's coordinator stops
 _GIVE_UP = (ErrorCode.invalid_producer_epoch, ErrorCode.transaction_coordinator_fenced)
 
 
-class LocalMarkerWriter:
-    """Markers for partitions this broker leads."""
-
+class MarkerWriter:
     def __init__(
-        self, replicas: ReplicaManager, min_insync: Callable[[str], int], timeout_s: float
+        self,
+        node_id: int,
+        store: MetadataStore,
+        replicas: ReplicaManager,
+        min_insync: Callable[[str], int],
+        timeout_s: float,
+        security: PeerSecurity,
     ) -> None:
+        self._node_id = node_id
+        self._store = store
         self._replicas = replicas
         self._min_insync = min_insync
         self._timeout_s = timeout_s
+        self._security = security
+        self._peers: dict[int, tuple[PeerConnection, asyncio.Lock]] = {}
 
     async def write(
         self, marker: TransactionMarker, partitions: Mapping[str, frozenset[int]]
@@ -39,15 +53,80 @@ class LocalMarkerWriter:
             )
         )
 
+    def close(self) -> None:
+        for connection, _ in self._peers.values():
+            connection.close()
+        self._peers.clear()
+
     async def _write_one(self, marker: TransactionMarker, topic: str, index: int) -> None:
         while True:
             try:
-                partition = self._replicas.get(topic, index)
-                info = partition.append_marker(marker, self._min_insync(topic))
-                await partition.wait_for_high_watermark(info.last_offset + 1, self._timeout_s)
+                leader = self._leader(topic, index)
+                if leader == self._node_id:
+                    await self._write_here(marker, topic, index)
+                else:
+                    await self._write_there(leader, marker, topic, index)
                 return
             except KafkaError as error:
                 if error.code in _GIVE_UP:
                     log.warning("%s-%d: marker not written: %s", topic, index, error.message)
                     return
+            except (OSError, TimeoutError, asyncio.IncompleteReadError) as error:
+                log.info("%s-%d: marker to be sent again: %s", topic, index, error)
             await asyncio.sleep(RETRY_BACKOFF_S)
+
+    def _leader(self, topic: str, index: int) -> int:
+        found = self._store.image.topics.get(topic)
+        if found is None or not 0 <= index < len(found.partitions):
+            raise KafkaError(ErrorCode.unknown_topic_or_partition)
+        return found.partitions[index].leader
+
+    async def _write_here(self, marker: TransactionMarker, topic: str, index: int) -> None:
+        partition = self._replicas.get(topic, index)
+        info = partition.append_marker(marker, self._min_insync(topic))
+        await partition.wait_for_high_watermark(info.last_offset + 1, self._timeout_s)
+        partition.check_enough_replicas_after_append(self._min_insync(topic))
+
+    async def _write_there(
+        self, leader: int, marker: TransactionMarker, topic: str, index: int
+    ) -> None:
+        connection, lock = self._peer(leader)
+        body = {
+            "markers": [
+                {
+                    "producer_id": marker.producer_id,
+                    "producer_epoch": marker.producer_epoch,
+                    "transaction_result": marker.type is MarkerType.COMMIT,
+                    "topics": [{"name": topic, "partition_indexes": [index]}],
+                    "coordinator_epoch": marker.coordinator_epoch,
+                }
+            ]
+        }
+        async with lock:  # a connection carries one request at a time
+            try:
+                answer = await connection.request(
+                    ApiKey.WRITE_TXN_MARKERS, WRITE_TXN_MARKERS_VERSION, body
+                )
+            except Exception:
+                connection.close()
+                del self._peers[leader]
+                raise
+        code = answer.markers[0].topics[0].partitions[0].error_code
+        if code is not ErrorCode.none:
+            raise KafkaError(code, f"broker {leader} answered {code.name}")
+
+    def _peer(self, broker: int) -> tuple[PeerConnection, asyncio.Lock]:
+        registration = self._store.image.brokers.get(broker)
+        if registration is None:
+            raise KafkaError(ErrorCode.not_leader_or_follower, f"broker {broker} is not alive")
+        peer = self._peers.get(broker)
+        if peer is None or (peer[0].host, peer[0].port) != (registration.host, registration.port):
+            if peer is not None:
+                peer[0].close()
+            peer = self._peers[broker] = (
+                PeerConnection(
+                    registration.host, registration.port, self._timeout_s, self._security
+                ),
+                asyncio.Lock(),
+            )
+        return peer

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 from broker_process import Broker, unique_name
+from cluster_harness import ClusterFactory
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer
 from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
 
@@ -29,10 +30,10 @@ def transactional(broker: Broker, transactional_id: str) -> Producer:
     return producer
 
 
-def read_committed(broker: Broker, topic: str, partitions: int = 2) -> list[str]:
+def read_committed(bootstrap: str, topic: str, partitions: int = 2) -> list[str]:
     consumer = Consumer(
         {
-            "bootstrap.servers": broker.bootstrap,
+            "bootstrap.servers": bootstrap,
             "group.id": unique_name("reader"),
             "isolation.level": "read_committed",
             "auto.offset.reset": "earliest",
@@ -71,7 +72,7 @@ def test_committed_transactions_are_read_and_aborted_ones_are_not(broker: Broker
     producer.begin_transaction()
     producer.produce(topic, b"after", partition=1)
     producer.commit_transaction(TIMEOUT_S)
-    assert read_committed(broker, topic) == [
+    assert read_committed(broker.bootstrap, topic) == [
         "after", "committed-0", "committed-1", "committed-2", "committed-3"
     ]  # fmt: skip
 
@@ -94,4 +95,31 @@ def test_a_new_producer_with_the_same_id_fences_the_old_one(broker: Broker) -> N
         KafkaError.PRODUCER_FENCED,
         KafkaError.INVALID_PRODUCER_EPOCH,
     )
-    assert read_committed(broker, topic) == ["successor"]
+    assert read_committed(broker.bootstrap, topic) == ["successor"]
+
+
+def test_a_transaction_over_partitions_led_by_other_brokers(
+    cluster_factory: ClusterFactory,
+) -> None:
+    """The coordinator sends WriteTxnMarkers to the leaders that are not itself;
+    __transaction_state is replicated, as Kafka's settings ask."""
+    cluster = cluster_factory(brokers=3)
+    topic = cluster.create_topic(3, 3, prefix="txn")
+    leaders = {cluster.leader_of(topic, index) for index in range(3)}
+    assert len(leaders) > 1, "the partitions' leaders should be spread"
+    producer = Producer(
+        {"bootstrap.servers": cluster.bootstrap, "transactional.id": unique_name("app")}
+    )
+    producer.init_transactions(TIMEOUT_S)
+    producer.begin_transaction()
+    for i in range(3):
+        producer.produce(topic, f"committed-{i}".encode(), partition=i)
+    producer.commit_transaction(TIMEOUT_S)
+    producer.begin_transaction()
+    for i in range(3):
+        producer.produce(topic, f"aborted-{i}".encode(), partition=i)
+    producer.flush(TIMEOUT_S)
+    producer.abort_transaction(TIMEOUT_S)
+    assert read_committed(cluster.bootstrap, topic, partitions=3) == [
+        "committed-0", "committed-1", "committed-2"
+    ]  # fmt: skip

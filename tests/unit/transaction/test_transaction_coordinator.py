@@ -18,13 +18,14 @@ from kafka.record.default_records import DefaultRecordBatchBuilder
 from odradek.broker.cluster.internal_topics import InternalTopic
 from odradek.broker.cluster.metadata_image import BrokerRegistration
 from odradek.broker.cluster.metadata_store import EmbeddedMetadataStore
+from odradek.broker.cluster.peer_security import PLAINTEXT
 from odradek.broker.cluster.replica_manager import ReplicaManager
 from odradek.broker.cluster.topic_planning import plan_topic
 from odradek.broker.log.log_config import LogConfig
 from odradek.broker.log.log_manager import LogManager
 from odradek.broker.protocol.errors import ErrorCode, KafkaError
 from odradek.broker.transaction.coordinator import TransactionCoordinator
-from odradek.broker.transaction.marker_writer import LocalMarkerWriter
+from odradek.broker.transaction.marker_writer import MarkerWriter
 from odradek.broker.transaction.transaction_config import TRANSACTION_STATE_TOPIC, TransactionConfig
 from odradek.broker.transaction.transaction_log_format import TransactionState
 
@@ -72,7 +73,7 @@ async def running(
     async def allocate() -> int:
         return next(ids)
 
-    markers = LocalMarkerWriter(replicas, lambda topic: 1, 2.0)
+    markers = MarkerWriter(0, store, replicas, lambda topic: 1, 2.0, PLAINTEXT)
     coordinator = TransactionCoordinator(config(**changes), store, replicas, allocate, markers,
                                          clock or Clock())  # fmt: skip
     coordinator.start()
