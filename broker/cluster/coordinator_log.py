@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 
 from odradek.broker.cluster.partition import Partition
 from odradek.broker.protocol.errors import ErrorCode, KafkaError
 from odradek.broker.protocol.record_codec import BatchSpec, Record, decode_batch, encode_batch
-from odradek.broker.protocol.records import iter_batches
+from odradek.broker.protocol.records import NO_PRODUCER_ID, TRANSACTIONAL_MASK, iter_batches
+from odradek.broker.protocol.transaction_markers import TransactionMarker, decode_marker
 
 KeyValue = tuple[bytes, bytes | None]
 READ_CHUNK_BYTES = 1024 * 1024
@@ -38,11 +40,21 @@ async def append_records(
     min_insync: int,
     timeout_ms: int,
     clock: Callable[[], float] = time.time,
+    transaction: tuple[int, int] | None = None,
 ) -> None:
-    """Append ``records`` as one batch and wait until they are committed (high watermark)."""
+    """Append ``records`` as one batch and wait until they are committed (high watermark).
+    With ``transaction`` (producer id, epoch) the batch is that producer's, transactional:
+    its records count once the transaction's COMMIT marker follows (TxnOffsetCommit). Such
+    a batch carries no sequence (-1): only clients' batches are sequence-checked."""
     now_ms = int(clock() * 1000)
+    producer_id, epoch = transaction or (NO_PRODUCER_ID, -1)
     batch = encode_batch(
-        BatchSpec(records=[Record(i, now_ms, key, value) for i, (key, value) in enumerate(records)])
+        BatchSpec(
+            attributes=TRANSACTIONAL_MASK if transaction else 0,
+            producer_id=producer_id,
+            producer_epoch=epoch,
+            records=[Record(i, now_ms, key, value) for i, (key, value) in enumerate(records)],
+        )
     )
     try:
         info = partition.append_as_leader(batch, -1, min_insync)
@@ -52,8 +64,16 @@ async def append_records(
         raise KafkaError(code, f"writing to {partition.key}: {error.message}") from None
 
 
-def read_records(partition: Partition) -> Iterator[KeyValue]:
-    """Every (key, value) in the partition's log, oldest first."""
+@dataclass(frozen=True)
+class LoggedRecord:
+    key: bytes
+    value: bytes | None
+    producer_id: int = NO_PRODUCER_ID
+    """The producer of a transactional write (its transaction's marker decides it)."""
+
+
+def read_log(partition: Partition) -> Iterator[LoggedRecord | TransactionMarker]:
+    """Every keyed record and transaction marker in the partition's log, oldest first."""
     log = partition.log
     offset = log.log_start_offset
     while offset < log.log_end_offset:
@@ -65,9 +85,13 @@ def read_records(partition: Partition) -> Iterator[KeyValue]:
             view = memoryview(data)
             for header in iter_batches(data):
                 offset = header.next_offset
-                if header.is_control:
-                    continue
                 batch = view[header.position : header.position + header.size]
+                if header.is_control:
+                    marker = decode_marker(batch)
+                    if marker is not None:
+                        yield marker
+                    continue
+                producer_id = header.producer_id if header.is_transactional else NO_PRODUCER_ID
                 for record in decode_batch(batch)[1]:
                     if record.key is not None:
-                        yield record.key, record.value
+                        yield LoggedRecord(record.key, record.value, producer_id)

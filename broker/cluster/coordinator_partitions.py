@@ -121,10 +121,22 @@ class CoordinatorPartitions:
             task.cancel()
         await asyncio.gather(*self._loads, return_exceptions=True)
 
-    async def write(self, key: str, records: Sequence[KeyValue]) -> None:
-        """Append records for ``key`` to its partition; errors as coordinator clients expect."""
+    async def write(
+        self,
+        key: str,
+        records: Sequence[KeyValue],
+        transaction: tuple[int, int] | None = None,
+    ) -> None:
+        """Append records for ``key`` to its partition (in ``transaction``'s producer id and
+        epoch, if given); errors as coordinator clients expect."""
         try:
             partition: Partition = self._replicas.get(self.topic, self.partition_of(key))
         except KafkaError:
             raise KafkaError(ErrorCode.not_coordinator) from None
-        await append_records(partition, records, self._min_insync(), self._write_timeout_ms)
+        await append_records(
+            partition,
+            records,
+            self._min_insync(),
+            self._write_timeout_ms,
+            transaction=transaction,
+        )

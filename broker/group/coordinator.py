@@ -155,6 +155,51 @@ class GroupCoordinator:
                 self.offset_commits += len(accepted)
         return results
 
+    async def commit_transactional_offsets(
+        self,
+        group_id: str,
+        producer: tuple[int, int],
+        generation: int,
+        member_id: str,
+        group_instance_id: str | None,
+        offsets: Mapping[TopicPartition, OffsetToCommit],
+    ) -> dict[TopicPartition, ErrorCode]:
+        """TxnOffsetCommit: offsets written in the producer's transaction, pending until its
+        COMMIT marker (``complete_transaction``); the member checks apply when the request
+        names a generation (v3+), as in Kafka."""
+        try:
+            group = self._group(group_id, valid_if_empty=True)
+            if group is None:
+                group = self.catalog.groups[group_id] = Group(group_id, self._now())
+            if generation >= 0 or member_id:
+                self._check_commit(group, generation, member_id, group_instance_id)
+        except KafkaError as error:
+            return dict.fromkeys(offsets, error.code)
+        results, accepted = self._validate_offsets(offsets)
+        if accepted:
+            records = [
+                (encode_key(OffsetKey(group_id, topic, partition)), encode_offset(value))
+                for (topic, partition), value in accepted.items()
+            ]
+            try:
+                await self.catalog.write(group_id, records, transaction=producer)
+            except KafkaError as error:
+                results.update(dict.fromkeys(accepted, error.code))
+            else:
+                group.transactional_offsets.setdefault(producer[0], {}).update(accepted)
+                results.update(dict.fromkeys(accepted, ErrorCode.none))
+        return results
+
+    def complete_transaction(self, offsets_partition: int, producer_id: int, commit: bool) -> None:
+        """A marker in one of this coordinator's partitions: the producer's pending offsets
+        there become committed, or are dropped."""
+        for group in self.catalog.groups.values():
+            if self.catalog.partitions.partition_of(group.group_id) != offsets_partition:
+                continue
+            pending = group.transactional_offsets.pop(producer_id, None)
+            if pending and commit:
+                group.offsets.update(pending)
+
     def _check_commit(
         self, group: Group, generation: int, member_id: str, group_instance_id: str | None
     ) -> None:

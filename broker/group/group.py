@@ -26,6 +26,10 @@ class Group:
     pending_members: set[str] = field(default_factory=set)  # got MEMBER_ID_REQUIRED, not back yet
     static_members: dict[str, str] = field(default_factory=dict)  # instance id -> member id
     offsets: dict[TopicPartition, CommittedOffset] = field(default_factory=dict)
+    # TxnOffsetCommit's offsets by producer id, until its transaction commits or aborts
+    transactional_offsets: dict[int, dict[TopicPartition, CommittedOffset]] = field(
+        default_factory=dict
+    )
     new_member_added: bool = False  # stretches the initial rebalance delay
 
     def is_(self, state: GroupState) -> bool:

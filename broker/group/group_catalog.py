@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterable, Sequence
 
-from odradek.broker.cluster.coordinator_log import KeyValue, read_records
+from odradek.broker.cluster.coordinator_log import KeyValue, LoggedRecord, read_log
 from odradek.broker.cluster.coordinator_partitions import CoordinatorPartitions
 from odradek.broker.cluster.metadata_store import MetadataStore
 from odradek.broker.cluster.partition import Partition
@@ -26,6 +26,8 @@ from odradek.broker.group.record_format import (
     encode_key,
 )
 from odradek.broker.protocol.record_fields import RecordFormatError
+from odradek.broker.protocol.records import NO_PRODUCER_ID
+from odradek.broker.protocol.transaction_markers import TransactionMarker
 
 log = logging.getLogger(__name__)
 GroupHook = Callable[[Group], None]
@@ -69,7 +71,7 @@ class GroupCatalog:
         return self.partitions.loading
 
     def _load(self, partition: Partition) -> Callable[[], None]:
-        groups = replay(read_records(partition))
+        groups = replay(read_log(partition))
 
         def install() -> None:
             for group in groups:
@@ -86,39 +88,69 @@ class GroupCatalog:
             group.state = GroupState.DEAD
             self._on_unloaded(group)
 
-    async def write(self, group_id: str, records: Sequence[KeyValue]) -> None:
-        """Append records for ``group_id`` to its partition; errors as group clients expect."""
-        await self.partitions.write(group_id, records)
+    async def write(
+        self,
+        group_id: str,
+        records: Sequence[KeyValue],
+        transaction: tuple[int, int] | None = None,
+    ) -> None:
+        """Append records for ``group_id`` to its partition (in a producer's transaction, if
+        given); errors as group clients expect."""
+        await self.partitions.write(group_id, records, transaction)
 
     async def persist_group(self, group: Group) -> None:
         key = encode_key(GroupKey(group.group_id))
         await self.write(group.group_id, [(key, encode_group(group.stored()))])
 
 
-def replay(records: Iterable[KeyValue]) -> list[Group]:
-    """The groups described by a partition's records, applied in log order."""
+def replay(logged: Iterable[LoggedRecord | TransactionMarker]) -> list[Group]:
+    """The groups described by a partition's records, applied in log order; a transaction's
+    offsets (TxnOffsetCommit) count once its COMMIT marker follows, are dropped at its ABORT
+    marker, and stay pending while neither has come."""
     stored: dict[str, StoredGroup | None] = {}
-    offsets: dict[str, dict[tuple[str, int], CommittedOffset]] = {}
-    for raw_key, raw_value in records:
+    offsets: dict[str, dict[tuple[str, int], CommittedOffset | None]] = {}
+    pending: dict[int, list[tuple[str, tuple[str, int], CommittedOffset | None]]] = {}
+    for item in logged:
+        if isinstance(item, TransactionMarker):
+            for group_id, where, value in pending.pop(item.producer_id, []):
+                if item.commits:
+                    offsets.setdefault(group_id, {})[where] = value
+            continue
         try:
-            key = decode_key(raw_key)
-            if isinstance(key, OffsetKey):
-                committed = offsets.setdefault(key.group_id, {})
-                if raw_value is None:
-                    committed.pop((key.topic, key.partition), None)
+            record_key = decode_key(item.key)
+            if isinstance(record_key, OffsetKey):
+                value = decode_offset(item.value) if item.value is not None else None
+                where = (record_key.topic, record_key.partition)
+                group_offsets = (record_key.group_id, where, value)
+                if item.producer_id != NO_PRODUCER_ID:
+                    pending.setdefault(item.producer_id, []).append(group_offsets)
                 else:
-                    committed[(key.topic, key.partition)] = decode_offset(raw_value)
+                    offsets.setdefault(record_key.group_id, {})[where] = value
             else:
-                stored[key.group_id] = decode_group(raw_value) if raw_value is not None else None
+                stored[record_key.group_id] = (
+                    decode_group(item.value) if item.value is not None else None
+                )
         except RecordFormatError as error:
             log.error("skipping an unreadable %s record: %s", OFFSETS_TOPIC, error)
     groups = []
-    for group_id in stored.keys() | offsets.keys():
+    for group_id in stored.keys() | offsets.keys() | _pending_groups(pending):
         metadata = stored.get(group_id)
-        committed = offsets.get(group_id, {})
-        if metadata is None and not committed:
+        committed = {k: v for k, v in offsets.get(group_id, {}).items() if v is not None}
+        open_offsets = {
+            producer_id: {k: v for g, k, v in entries if g == group_id and v is not None}
+            for producer_id, entries in pending.items()
+        }
+        open_offsets = {producer_id: o for producer_id, o in open_offsets.items() if o}
+        if metadata is None and not committed and not open_offsets:
             continue  # deleted
         group = Group.restored(group_id, metadata) if metadata else Group(group_id)
         group.offsets = committed
+        group.transactional_offsets = open_offsets
         groups.append(group)
     return groups
+
+
+def _pending_groups(
+    pending: dict[int, list[tuple[str, tuple[str, int], CommittedOffset | None]]],
+) -> set[str]:
+    return {group_id for entries in pending.values() for group_id, _, _ in entries}

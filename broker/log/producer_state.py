@@ -21,7 +21,7 @@ from pathlib import Path
 from crc32c import crc32c
 
 from ..protocol.errors import ErrorCode, KafkaError
-from ..protocol.records import BatchHeader
+from ..protocol.records import NO_SEQUENCE, BatchHeader
 from ..protocol.transaction_markers import TransactionMarker
 from .file_io import write_atomically
 from .offset_file_names import base_offset_of, file_name
@@ -166,6 +166,8 @@ class ProducerAppend:
                 f"producer {header.producer_id} sent a non-transactional batch while its "
                 f"transaction from offset {entry.txn_first_offset} is open",
             )
+        if header.base_sequence == NO_SEQUENCE:
+            return None  # a coordinator's write for the producer (TxnOffsetCommit): no sequence
         if header.producer_epoch > entry.epoch:
             if header.base_sequence != 0:
                 raise KafkaError(

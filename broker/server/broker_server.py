@@ -29,6 +29,7 @@ from odradek.broker.group.group_partition import OFFSETS_TOPIC
 from odradek.broker.log.directory_id import directory_id
 from odradek.broker.log.log_config import LogConfig
 from odradek.broker.log.log_manager import LogManager
+from odradek.broker.protocol.transaction_markers import TransactionMarker
 from odradek.broker.security.scram_credential import ScramCredential, ScramMechanism
 from odradek.broker.server.authorization import RequestAuthorization, authorizer_from_config
 from odradek.broker.server.context import BrokerContext
@@ -116,6 +117,7 @@ class BrokerServer:
                 self._min_insync,
                 config.get_int("request.timeout.ms") / 1000,
                 inter_broker_security(config),
+                self._marker_written,
             ),
         )
         self.context = BrokerContext(
@@ -197,6 +199,10 @@ class BrokerServer:
 
     def _offsets_min_insync(self) -> int:
         return self._min_insync(OFFSETS_TOPIC)
+
+    def _marker_written(self, topic: str, index: int, marker: TransactionMarker) -> None:
+        if topic == OFFSETS_TOPIC and self.context is not None:
+            self.context.groups.complete_transaction(index, marker.producer_id, marker.commits)
 
     def _min_insync(self, topic: str) -> int:
         assert self.context is not None

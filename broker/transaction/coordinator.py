@@ -17,7 +17,7 @@ import logging
 import time
 from collections.abc import Awaitable, Callable, Coroutine, Iterable
 
-from odradek.broker.cluster.coordinator_log import read_records
+from odradek.broker.cluster.coordinator_log import LoggedRecord, read_log
 from odradek.broker.cluster.coordinator_partitions import (
     CoordinatorPartitions,
     java_string_hashcode,
@@ -241,7 +241,10 @@ class TransactionCoordinator:
 
     def _load(self, partition: Partition) -> Callable[[], None]:
         loaded: dict[str, TransactionMetadata | None] = {}
-        for raw_key, raw_value in read_records(partition):
+        for logged in read_log(partition):
+            if not isinstance(logged, LoggedRecord):
+                continue  # no transaction writes to __transaction_state
+            raw_key, raw_value = logged.key, logged.value
             try:
                 transactional_id = decode_key(raw_key)
                 loaded[transactional_id] = (

@@ -33,8 +33,12 @@ class MarkerWriter:
         min_insync: Callable[[str], int],
         timeout_s: float,
         security: PeerSecurity,
+        written_here: Callable[[str, int, TransactionMarker], None],
     ) -> None:
+        """``written_here(topic, partition, marker)`` is told of each marker this broker
+        appended itself (the group coordinator completes TxnOffsetCommit's offsets)."""
         self._node_id = node_id
+        self._written_here = written_here
         self._store = store
         self._replicas = replicas
         self._min_insync = min_insync
@@ -86,6 +90,7 @@ class MarkerWriter:
         info = partition.append_marker(marker, self._min_insync(topic))
         await partition.wait_for_high_watermark(info.last_offset + 1, self._timeout_s)
         partition.check_enough_replicas_after_append(self._min_insync(topic))
+        self._written_here(topic, index, marker)
 
     async def _write_there(
         self, leader: int, marker: TransactionMarker, topic: str, index: int

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from broker_process import Broker, unique_name
 from cluster_harness import ClusterFactory
-from confluent_kafka import Consumer, KafkaError, KafkaException, Producer
+from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
 
 pytestmark = pytest.mark.slow
@@ -123,3 +123,49 @@ def test_a_transaction_over_partitions_led_by_other_brokers(
     assert read_committed(cluster.bootstrap, topic, partitions=3) == [
         "committed-0", "committed-1", "committed-2"
     ]  # fmt: skip
+
+
+def test_offsets_sent_to_a_transaction_count_only_if_it_commits(broker: Broker) -> None:
+    """Consume-transform-produce: the input offsets go with the output records."""
+    source, sink = topic_of(broker, 1), topic_of(broker, 1)
+    loader = Producer({"bootstrap.servers": broker.bootstrap})
+    for i in range(4):
+        loader.produce(source, f"in-{i}".encode())
+    loader.flush(TIMEOUT_S)
+    group = unique_name("etl")
+    consumer = Consumer(
+        {
+            "bootstrap.servers": broker.bootstrap,
+            "group.id": group,
+            "auto.offset.reset": "earliest",
+            "enable.auto.commit": False,
+            "isolation.level": "read_committed",
+        }
+    )
+    consumer.subscribe([source])
+    producer = transactional(broker, unique_name("etl"))
+
+    def process(count: int, commit: bool) -> None:
+        producer.begin_transaction()
+        for message in consumer.consume(count, TIMEOUT_S):
+            assert message.error() is None, message.error()
+            producer.produce(sink, b"out-" + message.value())
+        positions = consumer.position(consumer.assignment())
+        producer.send_offsets_to_transaction(
+            positions, consumer.consumer_group_metadata(), TIMEOUT_S
+        )
+        if commit:
+            producer.commit_transaction(TIMEOUT_S)
+        else:
+            producer.abort_transaction(TIMEOUT_S)
+
+    try:
+        process(2, commit=True)
+        [committed] = consumer.committed([TopicPartition(source, 0)], TIMEOUT_S)
+        assert committed.offset == 2
+        process(2, commit=False)
+        [committed] = consumer.committed([TopicPartition(source, 0)], TIMEOUT_S)
+        assert committed.offset == 2  # the aborted transaction's offsets do not count
+    finally:
+        consumer.close()
+    assert read_committed(broker.bootstrap, sink, partitions=1) == ["out-in-0", "out-in-1"]

@@ -51,6 +51,7 @@ from odradek.broker.server.handlers import (
     produce,
     sasl,
     sync_group,
+    txn_offset_commit,
     update_features,
     write_txn_markers,
 )
@@ -69,6 +70,7 @@ API_HANDLERS: dict[int, ApiHandler] = {
     ApiKey.ADD_OFFSETS_TO_TXN: ApiHandler(add_offsets_to_txn.handle, 0, 3),
     ApiKey.END_TXN: ApiHandler(end_txn.handle, 0, 3),
     ApiKey.WRITE_TXN_MARKERS: ApiHandler(write_txn_markers.handle, 1, 1),
+    ApiKey.TXN_OFFSET_COMMIT: ApiHandler(txn_offset_commit.handle, 0, 3),
     ApiKey.OFFSET_FOR_LEADER_EPOCH: ApiHandler(offset_for_leader_epoch.handle, 2, 4),
     ApiKey.DESCRIBE_CONFIGS: ApiHandler(describe_configs.handle, 0, 4),
     ApiKey.ALTER_REPLICA_LOG_DIRS: ApiHandler(alter_replica_log_dirs.handle, 1, 2),

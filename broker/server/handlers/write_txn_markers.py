@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from odradek.broker.group.group_partition import OFFSETS_TOPIC
 from odradek.broker.protocol.errors import ErrorCode, KafkaError
 from odradek.broker.protocol.framing import Request
 from odradek.broker.protocol.transaction_markers import MarkerType, TransactionMarker
@@ -54,6 +55,8 @@ async def _write(
         info = partition.append_marker(marker, min_insync)
         await partition.wait_for_high_watermark(info.last_offset + 1, timeout_s)
         partition.check_enough_replicas_after_append(min_insync)
+        if topic == OFFSETS_TOPIC:
+            context.groups.complete_transaction(index, marker.producer_id, marker.commits)
         return {}
 
     return {"partition_index": index, **await awaited_answer_or_error(answer, {})}

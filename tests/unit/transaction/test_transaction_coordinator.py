@@ -73,7 +73,7 @@ async def running(
     async def allocate() -> int:
         return next(ids)
 
-    markers = MarkerWriter(0, store, replicas, lambda topic: 1, 2.0, PLAINTEXT)
+    markers = MarkerWriter(0, store, replicas, lambda topic: 1, 2.0, PLAINTEXT, lambda *_: None)
     coordinator = TransactionCoordinator(config(**changes), store, replicas, allocate, markers,
                                          clock or Clock())  # fmt: skip
     coordinator.start()
