@@ -9,6 +9,7 @@ from broker_process import Broker, unique_name
 from cluster_harness import ClusterFactory
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
+from kafka_tools import kafka_tool
 
 pytestmark = pytest.mark.slow
 TIMEOUT_S = 30
@@ -169,3 +170,29 @@ def test_offsets_sent_to_a_transaction_count_only_if_it_commits(broker: Broker) 
     finally:
         consumer.close()
     assert read_committed(broker.bootstrap, sink, partitions=1) == ["out-in-0", "out-in-1"]
+
+
+def test_kafka_transactions_lists_and_describes_what_the_coordinator_serves(
+    broker: Broker,
+) -> None:
+    """Kafka's own tool, through the Java admin client (FindCoordinator for a transactional
+    id, ListTransactions, DescribeTransactions, DescribeProducers)."""
+    topic = topic_of(broker, 1)
+    transactional_id = unique_name("tool")
+    producer = transactional(broker, transactional_id)
+    producer.begin_transaction()
+    producer.produce(topic, b"open", partition=0)
+    producer.flush(TIMEOUT_S)
+    tool = ("kafka-transactions", "--bootstrap-server", broker.bootstrap)
+    listed = kafka_tool(*tool, "list")
+    [line] = [row for row in listed.splitlines() if row.startswith(transactional_id)]
+    assert line.split()[-1] == "Ongoing", listed
+    described = kafka_tool(*tool, "describe", "--transactional-id", transactional_id)
+    assert "Ongoing" in described and f"{topic}-0" in described, described
+    producers = kafka_tool(*tool, "describe-producers", "--topic", topic, "--partition", "0")
+    header, row = producers.strip().splitlines()[-2:]
+    columns = dict(zip(header.split(), row.split(), strict=True))
+    assert columns["CurrentTransactionStartOffset"] == "0", producers
+    producer.commit_transaction(TIMEOUT_S)
+    described = kafka_tool(*tool, "describe", "--transactional-id", transactional_id)
+    assert "CompleteCommit" in described, described
