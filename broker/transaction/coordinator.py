@@ -22,7 +22,7 @@ from odradek.broker.cluster.coordinator_partitions import (
     CoordinatorPartitions,
     java_string_hashcode,
 )
-from odradek.broker.cluster.internal_topics import ensure_internal_topic, find_coordinator
+from odradek.broker.cluster.internal_topics import find_coordinator
 from odradek.broker.cluster.metadata_image import BrokerRegistration
 from odradek.broker.cluster.metadata_store import MetadataStore
 from odradek.broker.cluster.partition import Partition
@@ -104,9 +104,6 @@ class TransactionCoordinator:
         return await find_coordinator(
             self._store, self.config.topic, transactional_id, partition_for_transactional_id
         )
-
-    async def ensure_topic(self) -> None:
-        await ensure_internal_topic(self._store, self.config.topic)
 
     # --- the APIs ------------------------------------------------------------------------------
 

@@ -77,7 +77,7 @@ async def running(
     coordinator = TransactionCoordinator(config(**changes), store, replicas, allocate, markers,
                                          clock or Clock())  # fmt: skip
     coordinator.start()
-    await coordinator.ensure_topic()
+    await coordinator.find_coordinator("any")  # makes __transaction_state
     while coordinator.partitions.loading:
         await asyncio.sleep(0.001)
     try:
