@@ -34,7 +34,10 @@ from kubelet_process import Kubelet
 from real_node_sweep import RUN_DIR, sweep
 
 LOCK = RUN_DIR.parent / "lock"
-VOLUMES_PER_NODE = 6
+VOLUMES_PER_NODE = 8
+"""Local volumes made on each node for the whole session. They are Retained, so a test's
+claims use them up: 8 a node covers every Cluster the real-pod tests make (the example's
+6 and its scale-up, the mirror's, TLS, Users, load-balancer and zone-failover Clusters)."""
 NODE_READY_TIMEOUT_S = 120
 
 
