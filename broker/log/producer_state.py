@@ -221,6 +221,7 @@ class ProducerStateManager:
     def __init__(self, directory: Path) -> None:
         self.directory = directory
         self._producers: dict[int, ProducerEntry] = {}
+        self._open: dict[int, int] = {}  # producer id -> first offset of its open transaction
 
     def entry(self, producer_id: int) -> ProducerEntry | None:
         return self._producers.get(producer_id)
@@ -234,13 +235,25 @@ class ProducerStateManager:
         return ProducerAppend(self._producers)
 
     def commit(self, append: ProducerAppend) -> None:
-        self._producers.update(append.updates)
+        for producer_id, entry in append.updates.items():
+            self._set(producer_id, entry)
 
-    def open_transactions(self) -> dict[int, int]:
+    def open_transactions(self) -> Mapping[int, int]:
         """The first offset of each open transaction, by producer id."""
-        return {
+        return self._open
+
+    def _set(self, producer_id: int, entry: ProducerEntry) -> None:
+        self._producers[producer_id] = entry
+        if entry.in_transaction:
+            self._open[producer_id] = entry.txn_first_offset
+        else:
+            self._open.pop(producer_id, None)
+
+    def _load(self, producers: dict[int, ProducerEntry]) -> None:
+        self._producers = producers
+        self._open = {
             producer_id: entry.txn_first_offset
-            for producer_id, entry in self._producers.items()
+            for producer_id, entry in producers.items()
             if entry.in_transaction
         }
 
@@ -258,16 +271,16 @@ class ProducerStateManager:
                 entry, done = _completed(
                     self._producers.get(producer_id), marker, header.base_offset
                 )
-                self._producers[producer_id] = entry
+                self._set(producer_id, entry)
                 if done is not None:
                     completed.append(done)
             elif not header.is_control:
-                self._producers[producer_id] = _appended(self._producers.get(producer_id), header)
+                self._set(producer_id, _appended(self._producers.get(producer_id), header))
         return completed
 
     def reset(self) -> None:
         """Forget every producer and delete every snapshot (the log restarts empty)."""
-        self._producers.clear()
+        self._load({})
         self.delete_snapshots_after(-1)
 
     def delete_snapshots_before(self, offset: int) -> None:
@@ -319,12 +332,12 @@ class ProducerStateManager:
         usable snapshot the state is empty and replay starts at the log start.
         """
         self.delete_snapshots_after(log_end_offset)
-        self._producers = {}
+        self._load({})
         for offset in reversed(self.snapshot_offsets()):
             if offset < log_start_offset:
                 break
             try:
-                self._producers = _decode_snapshot(self._snapshot_path(offset).read_bytes())
+                self._load(_decode_snapshot(self._snapshot_path(offset).read_bytes()))
             except (ValueError, struct.error) as exc:
                 logger.warning(
                     "ignoring producer snapshot %s: %s", self._snapshot_path(offset), exc
