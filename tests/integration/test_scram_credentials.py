@@ -219,18 +219,23 @@ def sasl_login(port: int, mechanism: str, name: str, password: str) -> str | Non
         return next((e.str() for e in errors if e.code() == KafkaError._AUTHENTICATION), "none")
 
 
+def sasl_broker(factory: BrokerFactory, settings: dict[str, str]) -> tuple[Broker, int]:
+    """A started broker with a PLAINTEXT listener and a SASL_PLAINTEXT one (its port) set
+    up by ``settings``."""
+    broker = factory(start=False)
+    sasl_port = free_port()
+    listeners = f"PLAINTEXT://{broker.bootstrap},SASL_PLAINTEXT://127.0.0.1:{sasl_port}"
+    broker.settings.update({"listeners": listeners, **settings})
+    broker.start()
+    return broker, sasl_port
+
+
 def test_a_password_set_with_kafka_configs_logs_in_and_outlives_a_restart(
     broker_factory: BrokerFactory,
 ) -> None:
-    broker = broker_factory(start=False)
-    sasl_port = free_port()
-    broker.settings.update(
-        {
-            "listeners": f"PLAINTEXT://{broker.bootstrap},SASL_PLAINTEXT://127.0.0.1:{sasl_port}",
-            "sasl.enabled.mechanisms": "SCRAM-SHA-256,SCRAM-SHA-512",
-        }
+    broker, sasl_port = sasl_broker(
+        broker_factory, {"sasl.enabled.mechanisms": "SCRAM-SHA-256,SCRAM-SHA-512"}
     )
-    broker.start()
     added = "SCRAM-SHA-512=[iterations=8192,password=ivan-secret]"
     configs(broker.bootstrap, "--alter", "--add-config", added, *user("ivan"))
     refusal = (
@@ -255,16 +260,8 @@ def test_a_password_set_with_kafka_configs_logs_in_and_outlives_a_restart(
 def test_plain_checks_passwords_against_the_scram_credentials_when_told_to(
     broker_factory: BrokerFactory,
 ) -> None:
-    broker = broker_factory(start=False)
-    sasl_port = free_port()
-    broker.settings.update(
-        {
-            "listeners": f"PLAINTEXT://{broker.bootstrap},SASL_PLAINTEXT://127.0.0.1:{sasl_port}",
-            "sasl.enabled.mechanisms": "PLAIN",
-            "sasl.plain.check.scram.credentials": "true",
-        }
-    )
-    broker.start()
+    settings = {"sasl.enabled.mechanisms": "PLAIN", "sasl.plain.check.scram.credentials": "true"}
+    broker, sasl_port = sasl_broker(broker_factory, settings)
     refusal = "Authentication failed: Invalid username or password"
     assert refusal in (sasl_login(sasl_port, "PLAIN", "judy", "judy-secret") or "")
     added = "SCRAM-SHA-256=[password=judy-secret]"

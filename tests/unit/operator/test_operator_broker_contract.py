@@ -8,6 +8,7 @@ import ssl
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from oauth_tokens import ISSUER, RSA_KEY, claims, jwks, public_jwk, signed
@@ -15,6 +16,7 @@ from oauth_tokens import ISSUER, RSA_KEY, claims, jwks, public_jwk, signed
 from odradek.broker.cluster.etcd_tls import etcd_tls
 from odradek.broker.cluster.peer_security import inter_broker_security
 from odradek.broker.config.broker_config import BrokerConfig
+from odradek.broker.config.listeners import Listener
 from odradek.broker.security.distinguished_name import Subject
 from odradek.broker.security.jwt_validator import InvalidToken
 from odradek.broker.security.scram_credential import ScramMechanism, derive_credential
@@ -241,6 +243,22 @@ def tls_handshake(
     raise AssertionError("the handshake did not finish")
 
 
+def loaded_listener(
+    tmp_path: Path, name: str, authentication: dict[str, Any]
+) -> tuple[BrokerConfig, Listener]:
+    """The broker config the operator writes for a Cluster with one listener ``name`` of
+    that authentication, as a broker pod loads it, and that listener."""
+    spec = ClusterSpec.model_validate(
+        {"listeners": [{"name": name, "port": 9092, "authentication": authentication}]}
+    )
+    (tmp_path / "broker.properties").write_text(broker_properties("events", "prod", spec))
+    advertised = f"{name}://b.prod.svc:9092,REPLICATION://b.prod.svc:9091"
+    environment = {**POD_ENV, "ODRADEK_ADVERTISED_LISTENERS": advertised}
+    config = BrokerConfig.load(tmp_path / "broker.properties", environ=environment)
+    [listener] = [lst for lst in config.listeners if lst.name == name]
+    return config, listener
+
+
 def test_an_oauth_listener_validates_tokens_of_its_issuer(tmp_path: Path) -> None:
     """The operator's OAUTHBEARER settings as the broker reads them: the JWKS it names is
     fetched, and a token of the issuer for the audience is accepted, naming its principal
@@ -254,14 +272,7 @@ def test_an_oauth_listener_validates_tokens_of_its_issuer(tmp_path: Path) -> Non
         "audience": ["kafka"],
         "userNameClaim": "preferred_username",
     }
-    spec = ClusterSpec.model_validate(
-        {"listeners": [{"name": "OAUTH", "port": 9092, "authentication": authentication}]}
-    )
-    (tmp_path / "broker.properties").write_text(broker_properties("events", "prod", spec))
-    advertised = "OAUTH://b.prod.svc:9092,REPLICATION://b.prod.svc:9091"
-    environment = {**POD_ENV, "ODRADEK_ADVERTISED_LISTENERS": advertised}
-    config = BrokerConfig.load(tmp_path / "broker.properties", environ=environment)
-    [listener] = [lst for lst in config.listeners if lst.name == "OAUTH"]
+    config, listener = loaded_listener(tmp_path, "OAUTH", authentication)
     assert listener.security_protocol.name == "SASL_PLAINTEXT"
     sasl = listener_security(config, listener, lambda *_: None, b"x").sasl
     assert sasl is not None and sasl.names == ("OAUTHBEARER",)
@@ -276,14 +287,7 @@ def test_an_oauth_listener_validates_tokens_of_its_issuer(tmp_path: Path) -> Non
 def test_a_plain_listener_takes_a_users_scram_password(tmp_path: Path) -> None:
     """A plain listener offers PLAIN only, and checks the password a client sends against
     the SCRAM credential the operator stored for the User."""
-    spec = ClusterSpec.model_validate(
-        {"listeners": [{"name": "PASSWORDS", "port": 9092, "authentication": {"type": "plain"}}]}
-    )
-    (tmp_path / "broker.properties").write_text(broker_properties("events", "prod", spec))
-    advertised = "PASSWORDS://b.prod.svc:9092,REPLICATION://b.prod.svc:9091"
-    environment = {**POD_ENV, "ODRADEK_ADVERTISED_LISTENERS": advertised}
-    config = BrokerConfig.load(tmp_path / "broker.properties", environ=environment)
-    [listener] = [lst for lst in config.listeners if lst.name == "PASSWORDS"]
+    config, listener = loaded_listener(tmp_path, "PASSWORDS", {"type": "plain"})
     assert listener.security_protocol.name == "SASL_PLAINTEXT"
     stored = {
         ("app", ScramMechanism.SCRAM_SHA_512): derive_credential(

@@ -135,16 +135,17 @@ def test_a_missing_label_is_reported_and_the_rack_left_unset(
     assert "node n1 has no label example.com/rack" in capsys.readouterr().out
 
 
-def test_external_listeners_are_advertised_at_the_nodes_address_and_the_brokers_node_port(
-    tmp_path: Path,
-) -> None:
-    """The init step's advertised.listeners, as the broker loads them: in-cluster ones as
-    given, the external one at the node's address and broker 1's node port."""
+def external_init_step(
+    tmp_path: Path, name: str, kind: str, internal: str
+) -> tuple[list[str], Path, Path]:
+    """The init step's arguments for a Cluster with a PLAIN listener and an external one
+    ``name`` of ``kind`` on node 10.1.2.3 (no --broker yet), the empty external-ports
+    directory and the output file."""
     spec = ClusterSpec.model_validate(
         {
             "listeners": [
                 {"name": "PLAIN", "port": 9092},
-                {"name": "EXTERNAL", "port": 9094, "external": {"type": "nodeport"}},
+                {"name": name, "port": 9094, "external": {"type": kind}},
             ]
         }
     )
@@ -152,11 +153,20 @@ def test_external_listeners_are_advertised_at_the_nodes_address_and_the_brokers_
     config.write_text(broker_properties("events", "prod", spec))
     ports = tmp_path / "ports"
     ports.mkdir()
-    (ports / "EXTERNAL.1").write_text("31234")
     out = tmp_path / "runtime.properties"
-    internal = "PLAIN://events-broker-1.events-brokers.prod.svc:9092"
     argv = ["--config", str(config), "--out", str(out), "--advertised", internal]
-    argv += ["--host", "10.1.2.3", "--external-ports", str(ports), "--external", "EXTERNAL"]
+    argv += ["--host", "10.1.2.3", "--external-ports", str(ports), "--external", name]
+    return argv, ports, out
+
+
+def test_external_listeners_are_advertised_at_the_nodes_address_and_the_brokers_node_port(
+    tmp_path: Path,
+) -> None:
+    """The init step's advertised.listeners, as the broker loads them: in-cluster ones as
+    given, the external one at the node's address and broker 1's node port."""
+    internal = "PLAIN://events-broker-1.events-brokers.prod.svc:9092"
+    argv, ports, out = external_init_step(tmp_path, "EXTERNAL", "nodeport", internal)
+    (ports / "EXTERNAL.1").write_text("31234")
     assert main([*argv, "--broker", "1"]) == 0
     loaded = BrokerConfig.load(out, environ={"ODRADEK_NODE_ID": "1"})
     assert [str(listener) for listener in loaded.advertised_listeners] == [
@@ -172,22 +182,8 @@ def test_a_load_balancer_address_is_advertised_as_it_is_once_the_operator_wrote_
 ) -> None:
     """The load balancer's host:port is advertised as given; a starting broker waits for
     it to appear in the mounted ConfigMap (here written a moment after it started)."""
-    spec = ClusterSpec.model_validate(
-        {
-            "listeners": [
-                {"name": "PLAIN", "port": 9092},
-                {"name": "PUBLIC", "port": 9095, "external": {"type": "loadbalancer"}},
-            ]
-        }
-    )
-    config = tmp_path / "broker.properties"
-    config.write_text(broker_properties("events", "prod", spec))
-    ports = tmp_path / "ports"
-    ports.mkdir()
-    out = tmp_path / "runtime.properties"
     internal = "PLAIN://events-broker-0.events-brokers.prod.svc:9092"
-    argv = ["--config", str(config), "--out", str(out), "--advertised", internal]
-    argv += ["--host", "10.1.2.3", "--external-ports", str(ports), "--external", "PUBLIC"]
+    argv, ports, out = external_init_step(tmp_path, "PUBLIC", "loadbalancer", internal)
     writer = threading.Timer(1.5, (ports / "PUBLIC.0").write_text, ["198.18.0.7:9095"])
     writer.start()
     try:
