@@ -31,10 +31,6 @@ ETL_RECORDS = os.environ.get("KGO_TEST_RECORDS", "50000")
 
 # kgo tests of features that a still-open issue builds, by full test name (subtests after
 # "/"), each with the reason.
-TRANSACTIONS = (
-    "transactions (transactional InitProducerId, AddPartitionsToTxn, EndTxn, TxnOffsetCommit,"
-    " read_committed) are built by a still-open issue"
-)
 KIP_848 = (
     "the next-generation consumer group protocol (KIP-848, ConsumerGroupHeartbeat) is built by"
     " a still-open issue"
@@ -44,8 +40,10 @@ SHARE_GROUPS = (
 )
 SASL = "broker security (SASL, TLS) is built by a still-open issue: no SASL listener to log in to"
 EXCLUDED: dict[str, str] = {
-    "TestTxnEtl": TRANSACTIONS,
     "TestGroupETL/range/848": KIP_848,
+    "TestTxnEtl/range/848": KIP_848,
+    "TestTxnEtl/sticky/848": KIP_848,
+    "TestTxnEtl/sticky/848/static": KIP_848,
     "TestGroupETL/sticky/848": KIP_848,
     "TestGroupETL/sticky/848/static": KIP_848,
     "TestGroupSimple/848": KIP_848,
@@ -93,6 +91,7 @@ BROKER_TESTS = (
     "TestGroupETL/range",
     "TestGroupETL/cooperative-sticky",
     "TestGroupETL/cooperative-sticky/static",
+    "TestTxnEtl",
 )
 
 RESULT = re.compile(r"^\s*--- (PASS|FAIL|SKIP): (\S+) \(", re.MULTILINE)
