@@ -181,12 +181,19 @@ class GroupCoordinator:
                 (encode_key(OffsetKey(group_id, topic, partition)), encode_offset(value))
                 for (topic, partition), value in accepted.items()
             ]
+            # pending from before the write, so that a require_stable OffsetFetch meanwhile
+            # is not answered the offsets this transaction is replacing
+            pending = group.transactional_offsets.setdefault(producer[0], {})
+            earlier = {key: pending[key] for key in accepted if key in pending}
+            pending.update(accepted)
             try:
                 await self.catalog.write(group_id, records, transaction=producer)
             except KafkaError as error:
+                for key in accepted.keys() - earlier.keys():
+                    pending.pop(key, None)
+                pending.update(earlier)
                 results.update(dict.fromkeys(accepted, error.code))
             else:
-                group.transactional_offsets.setdefault(producer[0], {}).update(accepted)
                 results.update(dict.fromkeys(accepted, ErrorCode.none))
         return results
 
@@ -267,6 +274,13 @@ class GroupCoordinator:
         if partitions is None:
             return dict(committed)
         return {key: committed.get(key) for key in partitions}
+
+    def pending_transactional(self, group_id: str) -> set[TopicPartition]:
+        """The partitions with offsets written in a transaction that has not ended yet."""
+        group = self.catalog.groups.get(group_id)
+        if group is None:
+            return set()
+        return {key for pending in group.transactional_offsets.values() for key in pending}
 
     async def delete_offsets(
         self, group_id: str, partitions: Iterable[TopicPartition]

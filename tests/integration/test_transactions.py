@@ -4,12 +4,14 @@ new producer with the same transactional.id fences the old one."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from broker_process import Broker, unique_name
-from cluster_harness import ClusterFactory
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
 from kafka_tools import kafka_tool
+from kafka_wire import WireClient, load_request_schema, nested
 
 pytestmark = pytest.mark.slow
 TIMEOUT_S = 30
@@ -31,9 +33,12 @@ def transactional(broker: Broker, transactional_id: str) -> Producer:
     return producer
 
 
-def read_committed(bootstrap: str, topic: str, partitions: int = 2) -> list[str]:
+def read_committed(
+    bootstrap: str, topic: str, partitions: int = 2, config: dict[str, str] | None = None
+) -> list[str]:
     consumer = Consumer(
         {
+            **(config or {}),
             "bootstrap.servers": bootstrap,
             "group.id": unique_name("reader"),
             "isolation.level": "read_committed",
@@ -99,17 +104,22 @@ def test_a_new_producer_with_the_same_id_fences_the_old_one(broker: Broker) -> N
     assert read_committed(broker.bootstrap, topic) == ["successor"]
 
 
+@pytest.mark.parametrize(
+    "factory", ["cluster_factory", "secured_cluster_factory"], ids=["plaintext", "secured"]
+)
 def test_a_transaction_over_partitions_led_by_other_brokers(
-    cluster_factory: ClusterFactory,
+    factory: str, request: pytest.FixtureRequest
 ) -> None:
-    """The coordinator sends WriteTxnMarkers to the leaders that are not itself;
+    """The coordinator sends WriteTxnMarkers to the leaders that are not itself, over the
+    inter-broker listener (secured: SASL_SSL, and clients on SSL with client certificates);
     __transaction_state is replicated, as Kafka's settings ask."""
-    cluster = cluster_factory(brokers=3)
+    cluster = request.getfixturevalue(factory)(brokers=3)
     topic = cluster.create_topic(3, 3, prefix="txn")
     leaders = {cluster.leader_of(topic, index) for index in range(3)}
     assert len(leaders) > 1, "the partitions' leaders should be spread"
+    config = cluster.client_config
     producer = Producer(
-        {"bootstrap.servers": cluster.bootstrap, "transactional.id": unique_name("app")}
+        {**config, "bootstrap.servers": cluster.bootstrap, "transactional.id": unique_name("app")}
     )
     producer.init_transactions(TIMEOUT_S)
     producer.begin_transaction()
@@ -121,7 +131,7 @@ def test_a_transaction_over_partitions_led_by_other_brokers(
         producer.produce(topic, f"aborted-{i}".encode(), partition=i)
     producer.flush(TIMEOUT_S)
     producer.abort_transaction(TIMEOUT_S)
-    assert read_committed(cluster.bootstrap, topic, partitions=3) == [
+    assert read_committed(cluster.bootstrap, topic, partitions=3, config=config) == [
         "committed-0", "committed-1", "committed-2"
     ]  # fmt: skip
 
@@ -170,6 +180,51 @@ def test_offsets_sent_to_a_transaction_count_only_if_it_commits(broker: Broker) 
     finally:
         consumer.close()
     assert read_committed(broker.bootstrap, sink, partitions=1) == ["out-in-0", "out-in-1"]
+
+
+API_OFFSET_FETCH = 9
+UNSTABLE_OFFSET_COMMIT = 88
+
+
+def offset_fetch(broker: Broker, group: str, topic: str, require_stable: bool) -> Any:
+    """OffsetFetch v8 of partition 0 of ``topic``: its (offset, error code)."""
+    schema = load_request_schema(API_OFFSET_FETCH, 8)
+    topics = (nested(schema, "OffsetFetchRequestTopics")(name=topic, partition_indexes=(0,)),)
+    request = schema(
+        groups=(nested(schema, "OffsetFetchRequestGroup")(group_id=group, topics=topics),),
+        require_stable=require_stable,
+    )
+    with WireClient.to(broker.bootstrap) as client:
+        [answer] = client.call(API_OFFSET_FETCH, 8, request).groups[0].topics[0].partitions
+    return answer.committed_offset, answer.error_code.value
+
+
+def test_offsets_pending_in_a_transaction_are_unstable_until_it_ends(broker: Broker) -> None:
+    """KIP-447: a consumer asking for stable offsets (require_stable, as transactional
+    consumers do) is told UNSTABLE_OFFSET_COMMIT while a transaction holds offsets of the
+    partition, so a new owner does not start from the offsets that transaction replaces."""
+    source = topic_of(broker, 1)
+    group = unique_name("stable")
+    consumer = Consumer(
+        {"bootstrap.servers": broker.bootstrap, "group.id": group, "enable.auto.commit": False}
+    )
+    consumer.subscribe([source])
+    consumer.poll(5)  # joins the group
+    producer = transactional(broker, unique_name("stable"))
+    try:
+        producer.begin_transaction()
+        producer.send_offsets_to_transaction(
+            [TopicPartition(source, 0, 7)], consumer.consumer_group_metadata(), TIMEOUT_S
+        )
+        assert offset_fetch(broker, group, source, require_stable=True) == (
+            -1,
+            UNSTABLE_OFFSET_COMMIT,
+        )
+        assert offset_fetch(broker, group, source, require_stable=False) == (-1, 0)
+        producer.commit_transaction(TIMEOUT_S)
+        assert offset_fetch(broker, group, source, require_stable=True) == (7, 0)
+    finally:
+        consumer.close()
 
 
 def test_kafka_transactions_lists_and_describes_what_the_coordinator_serves(

@@ -1,5 +1,5 @@
 """OffsetFetch v1-10: groups' committed offsets (v2+: null topics asks for all of them;
-v8+: several groups in one request; v10: topics named by id)."""
+v7+: require_stable; v8+: several groups in one request; v10: topics named by id)."""
 
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ from odradek.broker.server.handlers.errors import error_of
 NO_OFFSET = -1
 GROUPS_FROM = 8  # several groups per request
 TOPIC_IDS_FROM = 10
+REQUIRE_STABLE_FROM = 7
 
 
 async def handle(context: BrokerContext, request: Request) -> dict[str, Any]:
@@ -30,12 +31,12 @@ async def handle(context: BrokerContext, request: Request) -> dict[str, Any]:
         groups = [
             {
                 "group_id": g.group_id,
-                **_group(context, request, image, version, g.group_id, g.topics),
+                **_group(context, request, image, g.group_id, g.topics),
             }
             for g in body.groups
         ]
         return {"throttle_time": 0, "groups": groups}
-    answer = _group(context, request, image, version, body.group_id, body.topics)
+    answer = _group(context, request, image, body.group_id, body.topics)
     return {"throttle_time": 0, **answer}
 
 
@@ -43,15 +44,18 @@ def _group(
     context: BrokerContext,
     request: Request,
     image: MetadataImage,
-    version: int,
     group_id: str,
     topics: Sequence[Any] | None,
 ) -> dict[str, Any]:
     """One group's answer: its error code and topics. Kafka's checks: DESCRIBE on the group,
     then DESCRIBE on each topic (a topic the sender may not describe is answered
-    TOPIC_AUTHORIZATION_FAILED when named, and left out of all the group's offsets)."""
+    TOPIC_AUTHORIZATION_FAILED when named, and left out of all the group's offsets). With
+    ``require_stable`` (v7+, KIP-447) a partition with offsets pending in an open transaction
+    is answered UNSTABLE_OFFSET_COMMIT, which clients retry until the transaction ends."""
     authorization = context.authorization
+    version = request.header.api_version
     by_id = version >= TOPIC_IDS_FROM
+    require_stable = version >= REQUIRE_STABLE_FROM and bool(request.body.require_stable)
     requested: list[TopicPartition] | None = None
     unknown_ids: dict[uuid.UUID, list[int]] = {}
     if topics is not None:
@@ -80,29 +84,30 @@ def _group(
     except Exception as error:  # every failure becomes the group's error code
         code, _ = error_of(error)
         # v1 has no top-level error: each partition carries it
-        failed: dict[TopicPartition, CommittedOffset | None] = dict.fromkeys(
-            [*(requested or []), *denied]
-        )
-        return {"error_code": code, "topics": _topics(image, failed, by_id, code)}
-    answered = _topics(image, found, by_id)
-    if denied:
-        unauthorized = dict.fromkeys(denied)
-        answered += _topics(image, unauthorized, by_id, ErrorCode.topic_authorization_failed)
+        failed = [(item, None, code) for item in [*(requested or []), *denied]]
+        return {"error_code": code, "topics": _topics(image, failed, by_id)}
+    unstable = context.groups.pending_transactional(group_id) if require_stable else set()
+    entries: list[_Entry] = [
+        (item, None, ErrorCode.unstable_offset_commit)
+        if item in unstable
+        else (item, committed, ErrorCode.none)
+        for item, committed in found.items()
+    ]
+    entries += [(item, None, ErrorCode.topic_authorization_failed) for item in denied]
+    answered = _topics(image, entries, by_id)
     for topic_id, indexes in unknown_ids.items():
         unknown = [_partition(index, None, ErrorCode.unknown_topic_id) for index in indexes]
         answered.append({"name": "", "topic_id": topic_id, "partitions": unknown})
     return {"error_code": ErrorCode.none, "topics": answered}
 
 
-def _topics(
-    image: MetadataImage,
-    offsets: dict[TopicPartition, CommittedOffset | None],
-    by_id: bool,
-    code: ErrorCode = ErrorCode.none,
-) -> list[dict[str, Any]]:
+_Entry = tuple[TopicPartition, CommittedOffset | None, ErrorCode]
+
+
+def _topics(image: MetadataImage, entries: Sequence[_Entry], by_id: bool) -> list[dict[str, Any]]:
     """Topics as the response nests them; by id, topics that no longer exist are left out."""
     topics: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for (topic, partition), committed in offsets.items():
+    for (topic, partition), committed, code in entries:
         topics[topic].append(_partition(partition, committed, code))
     answered = []
     for name, partitions in topics.items():
