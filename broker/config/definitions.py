@@ -111,6 +111,10 @@ OAUTHBEARER_LOGIN_HANDLERS = tuple(
 OAUTHBEARER_VALIDATOR_HANDLERS = tuple(
     p + "OAuthBearerValidatorCallbackHandler" for p in _OAUTHBEARER_PACKAGES
 )
+OAUTHBEARER_UNSECURED_VALIDATOR_HANDLER = (
+    "org.apache.kafka.common.security.oauthbearer.internals.unsecured."
+    "OAuthBearerUnsecuredValidatorCallbackHandler"
+)
 
 
 def file_url(name: str, value: object) -> None:
@@ -327,9 +331,13 @@ SECURITY_CONFIGS = (
     ),
     _listener_key(
         "sasl.server.callback.handler.class", ConfigType.STRING, None,
-        "Accepted for Kafka's configs: Kafka's OAuthBearerValidatorCallbackHandler, which is"
-        " what Odradek's OAUTHBEARER validation does; no other class can be loaded.",
-        one_of(*OAUTHBEARER_VALIDATOR_HANDLERS), per_mechanism=True,
+        "How OAUTHBEARER tokens are checked: unset or Kafka's"
+        " OAuthBearerValidatorCallbackHandler, signed JWTs against the JWKS; Kafka's"
+        " OAuthBearerUnsecuredValidatorCallbackHandler, unsecured tokens (alg none, for"
+        " development only; its unsecuredValidator* JAAS options apply). No other class can"
+        " be loaded.",
+        one_of(*OAUTHBEARER_VALIDATOR_HANDLERS, OAUTHBEARER_UNSECURED_VALIDATOR_HANDLER),
+        per_mechanism=True,
     ),
 )  # fmt: skip
 

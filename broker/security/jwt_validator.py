@@ -30,6 +30,16 @@ from odradek.broker.security.jwks_keys import VerificationKey
 class InvalidToken(Exception):
     """Why a token was refused, for the broker's log (it never holds the token)."""
 
+    status = "invalid_token"  # RFC 6750's error code, which the client is told
+
+
+class InsufficientScope(InvalidToken):
+    status = "insufficient_scope"
+
+    def __init__(self, required: tuple[str, ...], reason: str) -> None:
+        super().__init__(reason)
+        self.required = required
+
 
 class KeyResolver(Protocol):
     def key_for(self, kid: str | None, algorithm: str) -> VerificationKey | None: ...
@@ -82,7 +92,7 @@ class JwtValidator:
         skew = self._config.clock_skew_s
         expires = _required_date(claims, "exp")
         issued = _required_date(claims, "iat")
-        not_before = _numeric_date(claims, "nbf")
+        not_before = numeric_date(claims, "nbf")
         if now >= expires + skew:
             raise InvalidToken(
                 f"the token expired at {expires} (exp), {skew} s of clock skew allowed"
@@ -94,7 +104,7 @@ class JwtValidator:
         return OAuthBearerToken(
             value=token,
             principal_name=self._subject(claims),
-            scope=self._scopes(claims),
+            scope=token_scopes(claims, self._config.scope_claim_name),
             lifetime_ms=int(expires * 1000),
             start_time_ms=int(issued * 1000),
         )
@@ -155,33 +165,35 @@ class JwtValidator:
             raise InvalidToken(f"{name} value must be non-null, non-empty, and non-whitespace")
         return subject.strip()
 
-    def _scopes(self, claims: dict[str, Any]) -> frozenset[str]:
-        name = self._config.scope_claim_name
-        raw = claims.get(name)
-        if isinstance(raw, str):
-            scopes = raw.split(" ")
-        elif isinstance(raw, list):
-            scopes = raw
-        else:
-            return frozenset()
-        cleaned: set[str] = set()
-        for scope in scopes:
-            if not isinstance(scope, str) or not scope.strip():
-                raise InvalidToken(f"{name} value must be non-null, non-empty, and non-whitespace")
-            if scope.strip() in cleaned:
-                raise InvalidToken(f"{name} value must not contain duplicates")
-            cleaned.add(scope.strip())
-        return frozenset(cleaned)
+
+def token_scopes(claims: dict[str, Any], name: str) -> frozenset[str]:
+    """The scopes of the ``name`` claim: a string or a list of strings, none blank or
+    repeated. A string is split on spaces (RFC 8693); Kafka keeps it as one scope."""
+    raw = claims.get(name)
+    if isinstance(raw, str):
+        scopes = raw.split(" ")
+    elif isinstance(raw, list):
+        scopes = raw
+    else:
+        return frozenset()
+    cleaned: set[str] = set()
+    for scope in scopes:
+        if not isinstance(scope, str) or not scope.strip():
+            raise InvalidToken(f"{name} value must be non-null, non-empty, and non-whitespace")
+        if scope.strip() in cleaned:
+            raise InvalidToken(f"{name} value must not contain duplicates")
+        cleaned.add(scope.strip())
+    return frozenset(cleaned)
 
 
 def _required_date(claims: dict[str, Any], name: str) -> float:
-    value = _numeric_date(claims, name)
+    value = numeric_date(claims, name)
     if value is None:
         raise InvalidToken(f"the token has no {name} claim")
     return value
 
 
-def _numeric_date(claims: dict[str, Any], name: str) -> float | None:
+def numeric_date(claims: dict[str, Any], name: str) -> float | None:
     """A NumericDate claim in seconds, None when absent. Python's JSON reads NaN, Infinity
     and integers of any size, none of which is a date."""
     value = claims.get(name)

@@ -3,7 +3,8 @@
 The client's initial response is ``n,[a=<authzid>],`` ``\\x01auth=Bearer <token>\\x01``
 ``[<key>=<value>\\x01]*`` ``\\x01``; the extensions are kept (Kafka's default validator
 accepts them all). A valid token is answered with an empty token. A refused one is
-answered with the JSON error ``{"status":"invalid_token"}``; the client must then send
+answered with the JSON error ``{"status":"invalid_token"}`` (``insufficient_scope`` with
+the required ``scope`` when that is what it lacks); the client must then send
 ``\\x01`` and the exchange fails with that JSON as the message, as RFC 7628 section 3.2.2
 has it and Kafka does. Stricter than Kafka, which parses whatever follows as a new
 initial response: after the error, any token fails.
@@ -19,7 +20,11 @@ import re
 from collections.abc import Callable, Mapping
 
 from odradek.broker.security.gs2_header import SaslSyntaxError, split_gs2_header
-from odradek.broker.security.jwt_validator import InvalidToken, OAuthBearerToken
+from odradek.broker.security.jwt_validator import (
+    InsufficientScope,
+    InvalidToken,
+    OAuthBearerToken,
+)
 from odradek.broker.security.sasl_mechanism import AuthenticationFailed, SaslServerExchange
 
 TokenValidator = Callable[[str], OAuthBearerToken]
@@ -60,7 +65,7 @@ class OAuthBearerServerExchange(SaslServerExchange):
         try:
             validated = self._validate(value)
         except InvalidToken as error:
-            status = json.dumps({"status": "invalid_token"}, separators=(",", ":"))
+            status = _error_status(error)
             self._refusal = AuthenticationFailed(status, reason=f"invalid token: {error}")
             return status.encode()
         if authzid and authzid != validated.principal_name:
@@ -90,3 +95,12 @@ def parse_initial_response(message: str) -> tuple[str, str, dict[str, str]]:
     if auth["scheme"].lower() != "bearer":
         raise SaslSyntaxError("the 'auth' scheme is not Bearer")
     return header.authzid, auth["token"], pairs
+
+
+def _error_status(error: InvalidToken) -> str:
+    """The server's JSON error (RFC 7628 section 3.2.2) as Kafka words it: the status, and
+    for a missing scope the required one."""
+    status = {"status": error.status}
+    if isinstance(error, InsufficientScope):
+        status["scope"] = "[" + ", ".join(error.required) + "]"
+    return json.dumps(status, separators=(",", ":"))

@@ -4,11 +4,15 @@ TLS (its reloading server context and the client-certificate principal mapping) 
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from pathlib import Path
 
 from odradek.broker.config.broker_config import BrokerConfig
-from odradek.broker.config.definitions import ConfigError
+from odradek.broker.config.definitions import (
+    OAUTHBEARER_UNSECURED_VALIDATOR_HANDLER,
+    ConfigError,
+)
 from odradek.broker.config.listeners import Listener
 from odradek.broker.security.jaas_config import JaasConfigError, parse_jaas_config
 from odradek.broker.security.jwks_keys import JwksError, JwksKeyResolver, jwks_fetcher
@@ -25,7 +29,13 @@ from odradek.broker.security.tls_context import (
     TlsConfigError,
     TlsSettings,
 )
+from odradek.broker.security.unsecured_jws import (
+    UnsecuredJwsValidator,
+    UnsecuredValidatorConfig,
+    UnsecuredValidatorConfigError,
+)
 
+_log = logging.getLogger(__name__)
 SUPPORTED_MECHANISMS = ("PLAIN", *SCRAM_MECHANISMS, "OAUTHBEARER")
 
 
@@ -130,6 +140,14 @@ def _token_validator(config: BrokerConfig, listener: Listener) -> TokenValidator
         return config.listener_str(listener, key)
 
     url = get("sasl.oauthbearer.jwks.endpoint.url")
+    handler = config.mechanism_str(listener, "OAUTHBEARER", "sasl.server.callback.handler.class")
+    if handler == OAUTHBEARER_UNSECURED_VALIDATOR_HANDLER:
+        if url:
+            raise ConfigError(
+                f"sasl.oauthbearer.jwks.endpoint.url: listener {listener.name} checks"
+                " unsecured tokens (sasl.server.callback.handler.class), which have no keys"
+            )
+        return _unsecured_validator(config, listener)
     if not url:
         raise ConfigError(
             f"sasl.oauthbearer.jwks.endpoint.url: listener {listener.name} offers OAUTHBEARER"
@@ -151,3 +169,22 @@ def _token_validator(config: BrokerConfig, listener: Listener) -> TokenValidator
         scope_claim_name=get("sasl.oauthbearer.scope.claim.name") or "scope",
     )
     return JwtValidator(resolver, checks).validate
+
+
+def _unsecured_validator(config: BrokerConfig, listener: Listener) -> TokenValidator:
+    """Kafka's validator of unsecured tokens, with the ``unsecuredValidator*`` options of the
+    listener's OAUTHBEARER JAAS login."""
+    jaas = config.mechanism_str(listener, "OAUTHBEARER", "sasl.jaas.config")
+    try:
+        options = parse_jaas_config(jaas)[0].options if jaas else {}
+        checks = UnsecuredValidatorConfig.from_options(options)
+    except (JaasConfigError, UnsecuredValidatorConfigError) as error:
+        raise ConfigError(
+            f"{listener.config_prefix}oauthbearer.sasl.jaas.config: {error}"
+        ) from None
+    _log.warning(
+        "listener %s accepts unsecured OAUTHBEARER tokens, which anyone can make: for"
+        " development only",
+        listener.name,
+    )
+    return UnsecuredJwsValidator(checks).validate
