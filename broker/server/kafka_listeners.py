@@ -8,8 +8,10 @@ import asyncio
 import contextlib
 import functools
 import logging
+import ssl
 from collections.abc import Sequence
 
+from odradek.broker.security.tls_handshakes import report_handshakes
 from odradek.broker.server.connection import Connection
 from odradek.broker.server.connection_limits import ConnectionLimits
 from odradek.broker.server.connection_quota import IpConnectionQuota
@@ -62,11 +64,21 @@ class KafkaListeners:
                 backlog=self._context.static_config.get_int("socket.listen.backlog.size"),
             )
             self._servers.append(server)
+            if security.tls is not None:
+                report_handshakes(
+                    security.tls.context, functools.partial(self._handshake_ended, listener.name)
+                )
         self._background.append(asyncio.create_task(self._enforce_max_connections()))
         if any(security.tls is not None for security in self._listeners):
             self._background.append(
                 asyncio.create_task(self._reload_certificates(), name="tls reload")
             )
+
+    def _handshake_ended(self, listener: str, error: ssl.SSLError | None) -> None:
+        result = "failure" if error is not None else "success"
+        self._context.metrics.authentications.labels(listener, "TLS", result).inc()
+        if error is not None:
+            log.info("TLS handshake on %s failed: %s", listener, error.reason or error)
 
     async def close(self) -> None:
         """Stop accepting, then end every connection."""

@@ -109,7 +109,8 @@ class BrokerMetrics:
         )
         self.authentications = Counter(
             "odradek_authentications",
-            "SASL authentications and TLS handshakes by listener, mechanism and result",
+            "SASL authentications and TLS handshakes (mechanism TLS) by listener, mechanism"
+            " and result",
             ["listener", "mechanism", "result"],
             registry=self.registry,
         )

@@ -305,7 +305,15 @@ def test_describe_configs_shows_no_password_key_or_jaas_login(secured: SecuredBr
 # -- bad input: refused, the broker unharmed ------------------------------------------------
 
 
+def authentications(secured: SecuredBroker, listener: str, mechanism: str, result: str) -> float:
+    """``odradek_authentications``: SASL logins and TLS handshakes (mechanism TLS)."""
+    return secured.broker.metric(
+        "odradek_authentications_total", listener=listener, mechanism=mechanism, result=result
+    )
+
+
 def test_a_wrong_password_is_refused_with_kafkas_message(secured: SecuredBroker) -> None:
+    failures = authentications(secured, "SASL_PLAINTEXT", "PLAIN", "failure")
     with sasl_connection(secured) as wire:
         assert handshake(wire, "PLAIN").error_code.value == 0
         answer = authenticate(wire, plain_token("bob", "not-bobs-password"))
@@ -313,6 +321,7 @@ def test_a_wrong_password_is_refused_with_kafkas_message(secured: SecuredBroker)
         assert answer.error_message == "Authentication failed: Invalid username or password"
         assert closed(wire)
     assert "not-bobs-password" not in secured.broker.log_path.read_text()
+    assert authentications(secured, "SASL_PLAINTEXT", "PLAIN", "failure") == failures + 1
 
 
 def sasl_connection(secured: SecuredBroker) -> WireClient:
@@ -364,6 +373,7 @@ def test_untrusted_expired_and_missing_client_certificates_are_refused(
         "untrusted": secured.client_certificate("mallory", stranger),
         "expired": secured.client_certificate("expired", valid_for=datetime.timedelta(seconds=-60)),
     }
+    failures = authentications(secured, "SSL", "TLS", "failure")
     for name, (cert, key) in {**unwelcome, "none": (None, None)}.items():
         settings = librdkafka_settings(secured, "SSL")
         settings.pop("ssl.certificate.location")
@@ -375,14 +385,20 @@ def test_untrusted_expired_and_missing_client_certificates_are_refused(
             KafkaException, match=r"Failed to get metadata|Broker transport failure"
         ):
             admin.list_topics(timeout=4)
-        assert name  # each of them refused
+        refused = authentications(secured, "SSL", "TLS", "failure")
+        assert refused > failures, f"the {name} certificate's handshake is not counted"
+        failures = refused
+    successes = authentications(secured, "SSL", "TLS", "success")
     assert with_confluent(secured, "SSL", unique_name("after-refusals")) == RECORDS
+    assert authentications(secured, "SSL", "TLS", "success") > successes
 
 
 def test_a_plaintext_client_on_a_tls_port_is_disconnected(secured: SecuredBroker) -> None:
+    failures = authentications(secured, "SSL", "TLS", "failure")
     with WireClient("127.0.0.1", secured.ssl_port) as wire:
         wire.send(api_versions_request())
         assert closed(wire)
+    assert authentications(secured, "SSL", "TLS", "failure") == failures + 1
     assert with_confluent(secured, "SASL_SSL", unique_name("after-plaintext")) == RECORDS
 
 
