@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from odradek.broker.group.group_partition import OFFSETS_TOPIC
 from odradek.broker.protocol.errors import ErrorCode, KafkaError
 from odradek.broker.protocol.framing import Request
 from odradek.broker.security.acl_model import AclOperation, ResourceType
@@ -15,8 +16,11 @@ from odradek.broker.server.handlers.transactional import (
     check_transactional_id,
     fenced_as_the_version_knows,
 )
+from odradek.broker.transaction.transaction_config import TRANSACTION_STATE_TOPIC
 
 FENCED_FROM = 2
+# Kafka's Topic.isInternal: a client's transaction never writes to these itself
+INTERNAL_TOPICS = frozenset({OFFSETS_TOPIC, TRANSACTION_STATE_TOPIC})
 
 
 async def handle(context: BrokerContext, request: Request) -> dict[str, Any]:
@@ -58,7 +62,10 @@ def _unusable(
 ) -> dict[tuple[str, int], ErrorCode]:
     """The partitions the sender may not write, or that do not exist."""
     writable = context.authorization.allowed_names(
-        request, AclOperation.WRITE, ResourceType.TOPIC, {topic for topic, _ in requested}
+        request,
+        AclOperation.WRITE,
+        ResourceType.TOPIC,
+        {topic for topic, _ in requested if topic not in INTERNAL_TOPICS},
     )
     topics = context.store.image.topics
     failed = {}

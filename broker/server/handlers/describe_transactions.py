@@ -1,5 +1,6 @@
 """DescribeTransactions v0: the state of transactional ids this broker coordinates
-(DESCRIBE on each), as `kafka-transactions describe` shows it."""
+(DESCRIBE on each), as `kafka-transactions describe` shows it; of a transaction's partitions,
+only those of topics the sender may describe are shown, as Kafka does."""
 
 from __future__ import annotations
 
@@ -10,6 +11,10 @@ from odradek.broker.protocol.errors import ErrorCode, KafkaError
 from odradek.broker.protocol.framing import Request
 from odradek.broker.security.acl_model import AclOperation, ResourceType
 from odradek.broker.server.context import BrokerContext
+
+# Kafka's -1 ms, "no transaction running": the field is not nullable, so None cannot say it
+NO_START_TIME = datetime.datetime.fromtimestamp(-1 / 1000, datetime.UTC)
+EPOCH = datetime.datetime.fromtimestamp(0, datetime.UTC)
 
 
 async def handle(context: BrokerContext, request: Request) -> dict[str, Any]:
@@ -28,21 +33,24 @@ def _describe(context: BrokerContext, request: Request, transactional_id: str) -
             request, AclOperation.DESCRIBE, ResourceType.TRANSACTIONAL_ID, transactional_id
         )
         found = context.transactions.describe(transactional_id)
-    except KafkaError as error:
+    except KafkaError as error:  # the other fields keep their defaults, as Kafka sends them
         return {
             "error_code": error.code,
             "transactional_id": transactional_id,
             "transaction_state": "",
             "transaction_timeout": datetime.timedelta(0),
-            "transaction_start_time": None,
-            "producer_id": -1,
-            "producer_epoch": -1,
+            "transaction_start_time": EPOCH,
+            "producer_id": 0,
+            "producer_epoch": 0,
             "topics": [],
         }
+    describable = context.authorization.allowed_names(
+        request, AclOperation.DESCRIBE, ResourceType.TOPIC, found.partitions
+    )
     started = (
         datetime.datetime.fromtimestamp(found.start_ms / 1000, datetime.UTC)
         if found.start_ms >= 0
-        else None
+        else NO_START_TIME
     )
     return {
         "error_code": ErrorCode.none,
@@ -55,5 +63,6 @@ def _describe(context: BrokerContext, request: Request, transactional_id: str) -
         "topics": [
             {"topic": topic, "partitions": sorted(partitions)}
             for topic, partitions in sorted(found.partitions.items())
+            if topic in describable
         ],
     }

@@ -1,7 +1,8 @@
 """WriteTxnMarkers v1: a transaction coordinator's COMMIT or ABORT markers, one per producer
 and partition, appended by each partition's leader and answered once replicated to the
 in-sync replicas (as acks=all, within ``request.timeout.ms``). CLUSTER_ACTION on the
-cluster, as between Kafka brokers."""
+cluster, as between Kafka brokers, or ALTER on it, as for an administrator aborting a hanging
+transaction (Kafka 3.8, KAFKA-16513)."""
 
 from __future__ import annotations
 
@@ -18,7 +19,10 @@ from odradek.broker.server.handlers.errors import awaited_answer_or_error
 
 
 async def handle(context: BrokerContext, request: Request) -> dict[str, Any]:
-    allowed = context.authorization.authorize_cluster(request, AclOperation.CLUSTER_ACTION)
+    authorization = context.authorization
+    allowed = authorization.authorize_cluster(
+        request, AclOperation.ALTER, log_denied=False
+    ) or authorization.authorize_cluster(request, AclOperation.CLUSTER_ACTION)
     timeout_s = context.config.get_int("request.timeout.ms") / 1000
     results = []
     for written in request.body.markers:
