@@ -3,12 +3,13 @@ own kafka-configs (users, clients, defaults, user + client id), and enforced per
 a producer over its producer_byte_rate and a consumer over its consumer_byte_rate are
 held to within 10% of the quota, by a client id on PLAINTEXT and by a SASL/PLAIN user,
 the broker's throttle_time_ms reaches the client (librdkafka's statistics), and a quota
-removed stops throttling."""
+removed stops throttling; a client over its request_percentage is throttled too."""
 
 from __future__ import annotations
 
 import json
 import time
+from dataclasses import dataclass
 from typing import Any
 
 import pytest
@@ -324,6 +325,52 @@ def test_client_id_quota_holds_a_consumer_to_its_byte_rate(quota_broker: Secured
     settings = {**base, "client.id": "slow-consumer", "max.partition.fetch.bytes": 65536}
     consumed = consume_for(settings, "quota-fetch", WARM_UP_S + MEASURE_S)
     assert_within_quota(consumed)
+
+
+@dataclass
+class MetadataCalls:
+    answered: int = 0
+    throttle_max_ms: int = 0
+
+
+def metadata_for(settings: dict[str, object], seconds: float) -> MetadataCalls:
+    """Metadata requests, one after another, for ``seconds``; librdkafka waits out the
+    throttle time a response names before it sends that broker more (KIP-219)."""
+    calls = MetadataCalls()
+
+    def throttled(event: Any) -> None:
+        calls.throttle_max_ms = max(calls.throttle_max_ms, int(event.throttle_time * 1000))
+
+    producer = Producer({**settings, "throttle_cb": throttled})
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        producer.list_topics(timeout=10)
+        producer.poll(0)
+        calls.answered += 1
+    producer.flush(5)
+    return calls
+
+
+def test_a_client_over_its_request_percentage_is_throttled(quota_broker: SecuredBroker) -> None:
+    """request_percentage 1: the client may keep a request thread busy 1% of the time (10 ms
+    a second); back-to-back Metadata requests cost far more, so responses carry throttle
+    times, which librdkafka obeys, and the broker counts them."""
+    server = quota_broker.broker.bootstrap
+    busy = ("--entity-type", "clients", "--entity-name", "busy-requester")
+    settings = {"bootstrap.servers": server, "client.id": "busy-requester"}
+    counted = quota_broker.broker.metric("odradek_throttle_time_seconds_total", type="request")
+    configs(server, "--alter", "--add-config", "request_percentage=1", *busy)
+    try:
+        throttled = metadata_for(settings, MEASURE_S)
+    finally:
+        configs(server, "--alter", "--delete-config", "request_percentage", *busy)
+    free = metadata_for(settings, MEASURE_S)
+    assert throttled.throttle_max_ms > 0
+    assert free.throttle_max_ms == 0
+    assert throttled.answered * 3 < free.answered, (throttled, free)
+    assert (
+        quota_broker.broker.metric("odradek_throttle_time_seconds_total", type="request") > counted
+    )
 
 
 def create_topic_v7(bootstrap: str, partitions: int) -> Any:
