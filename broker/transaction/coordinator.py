@@ -46,6 +46,7 @@ from odradek.broker.transaction.transaction_metadata import (
     end_transaction,
     fence,
     init_producer_id,
+    is_expired,
     needs_new_producer_id,
 )
 
@@ -92,6 +93,7 @@ class TransactionCoordinator:
     def start(self) -> None:
         self.partitions.start()
         self._spawn(self._abort_timed_out_every())
+        self._spawn(self._remove_expired_every())
 
     async def stop(self) -> None:
         for task in list(self._tasks):
@@ -201,6 +203,33 @@ class TransactionCoordinator:
                 ):
                     log.info("transaction %r timed out: aborting it", transactional_id)
                     self._complete_in_background(transactional_id, fence(current, now))
+
+    async def _remove_expired_every(self) -> None:
+        while True:
+            await asyncio.sleep(self.config.remove_expired_interval_ms / 1000)
+            await self.remove_expired()
+
+    async def remove_expired(self) -> None:
+        """Remove the ids idle for ``transactional.id.expiration.ms``: a tombstone each, as
+        Kafka writes, so the compacted log forgets them too."""
+        now = self._now()
+        for transactional_id, current in list(self.transactions.items()):
+            if transactional_id in self._pending or not is_expired(
+                current, now, self.config.id_expiration_ms
+            ):
+                continue
+            self._pending.add(transactional_id)
+            try:
+                await self.partitions.write(
+                    transactional_id, [(encode_key(transactional_id), None)]
+                )
+                if self.transactions.get(transactional_id) is current:
+                    del self.transactions[transactional_id]
+                log.info("transactional id %r expired: removed", transactional_id)
+            except KafkaError as error:
+                log.warning("transactional id %r not removed yet: %s", transactional_id, error)
+            finally:
+                self._pending.discard(transactional_id)
 
     # --- state ---------------------------------------------------------------------------------
 

@@ -187,6 +187,20 @@ def complete(current: TransactionMetadata, now_ms: int) -> TransactionMetadata:
     return replace(current, state=done, partitions={}, last_update_ms=now_ms)
 
 
+IDLE_STATES = (
+    TransactionState.EMPTY,
+    TransactionState.COMPLETE_COMMIT,
+    TransactionState.COMPLETE_ABORT,
+)
+
+
+def is_expired(current: TransactionMetadata, now_ms: int, expiration_ms: int) -> bool:
+    """Whether the id has had no transaction for ``transactional.id.expiration.ms``: Kafka
+    then removes it (a tombstone in its partition), and the id's next InitProducerId
+    starts afresh with a new producer id."""
+    return current.state in IDLE_STATES and current.last_update_ms + expiration_ms <= now_ms
+
+
 def check_producer(current: TransactionMetadata, producer: tuple[int, int]) -> None:
     """The request's producer must be the id's current one."""
     producer_id, epoch = producer

@@ -225,3 +225,32 @@ def test_a_timeout_beyond_the_maximum_is_refused(tmp_path: Path) -> None:
             assert refused.value.code is ErrorCode.invalid_transaction_timeout
 
     run(scenario)
+
+
+def test_an_idle_id_expires_and_stays_forgotten_after_a_reload(tmp_path: Path) -> None:
+    clock = Clock()
+
+    async def first() -> tuple[int, int]:
+        async with running(tmp_path, clock, id_expiration_ms=10_000) as (coordinator, _):
+            idle = await coordinator.init_producer_id("idle", 60000, None)
+            busy = await coordinator.init_producer_id("busy", 60000, None)
+            await coordinator.add_partitions("busy", busy, [(TOPIC, 0)])
+            clock.now += 11
+            await coordinator.remove_expired()
+            with pytest.raises(KafkaError) as gone:
+                coordinator.describe("idle")
+            assert gone.value.code is ErrorCode.transactional_id_not_found
+            assert coordinator.describe("busy").state is S.ONGOING  # an open one never expires
+            return idle
+
+    async def second() -> None:
+        async with running(tmp_path, clock, id_expiration_ms=10_000) as (coordinator, _):
+            assert coordinator.describe("busy").state is S.ONGOING
+            with pytest.raises(KafkaError) as gone:
+                coordinator.describe("idle")
+            assert gone.value.code is ErrorCode.transactional_id_not_found
+            # afresh: a remembered id would have its epoch bumped
+            assert (await coordinator.init_producer_id("idle", 60000, None))[1] == 0
+
+    assert run(first)[1] == 0
+    run(second)
