@@ -30,6 +30,9 @@ TOOLS = {
     "kafka-delete-records": "org.apache.kafka.tools.DeleteRecordsCommand",
     "kafka-transactions": "org.apache.kafka.tools.TransactionsCommand",
     "kafka-acls": "org.apache.kafka.tools.AclCommand",
+    # the Java client's consume-transform-produce loop that Kafka's own transaction system
+    # tests run (read_committed consumer, transactional producer, offsets in the transaction)
+    "transactional-message-copier": "org.apache.kafka.tools.TransactionalMessageCopier",
 }
 TIMEOUT_S = 120
 LOG4J_CONFIG = Path(__file__).with_name("kafka_tools_log4j2.properties")
@@ -53,7 +56,19 @@ def run_kafka_tool(
 ) -> subprocess.CompletedProcess[str]:
     """Run one tool to completion, whatever its exit status; ``java_options`` go to the JVM
     (system properties, e.g.)."""
-    command = [
+    return subprocess.run(
+        kafka_tool_command(name, *arguments, java_options=java_options),
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT_S,
+        check=False,
+    )
+
+
+def kafka_tool_command(name: str, *arguments: str, java_options: tuple[str, ...] = ()) -> list[str]:
+    """The command line that runs one tool (for a test that runs it alongside other work)."""
+    return [
         "java",
         "-Xmx256m",
         "-XX:TieredStopAtLevel=1",  # short-lived: C1 alone starts faster
@@ -64,6 +79,3 @@ def run_kafka_tool(
         TOOLS[name],
         *arguments,
     ]
-    return subprocess.run(
-        command, input=stdin, capture_output=True, text=True, timeout=TIMEOUT_S, check=False
-    )
