@@ -4,10 +4,11 @@ new producer with the same transactional.id fences the old one."""
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import pytest
-from broker_process import Broker, unique_name
+from broker_process import Broker, BrokerFactory, unique_name
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
 from kafka_tools import kafka_tool
@@ -34,14 +35,19 @@ def transactional(broker: Broker, transactional_id: str) -> Producer:
 
 
 def read_committed(
-    bootstrap: str, topic: str, partitions: int = 2, config: dict[str, str] | None = None
+    bootstrap: str,
+    topic: str,
+    partitions: int = 2,
+    config: dict[str, str] | None = None,
+    isolation: str = "read_committed",
 ) -> list[str]:
+    """Every value the topic's partitions hold for a consumer of ``isolation``, sorted."""
     consumer = Consumer(
         {
             **(config or {}),
             "bootstrap.servers": bootstrap,
             "group.id": unique_name("reader"),
-            "isolation.level": "read_committed",
+            "isolation.level": isolation,
             "auto.offset.reset": "earliest",
             "enable.partition.eof": True,
         }
@@ -81,6 +87,60 @@ def test_committed_transactions_are_read_and_aborted_ones_are_not(broker: Broker
     assert read_committed(broker.bootstrap, topic) == [
         "after", "committed-0", "committed-1", "committed-2", "committed-3"
     ]  # fmt: skip
+    # read_uncommitted sees the aborted records too, and never a marker as a record
+    assert read_committed(broker.bootstrap, topic, isolation="read_uncommitted") == [
+        "aborted-0", "aborted-1", "after", "committed-0", "committed-1", "committed-2",
+        "committed-3",
+    ]  # fmt: skip
+
+
+def test_a_transaction_left_open_past_its_timeout_is_aborted_and_blocks_no_reader(
+    broker_factory: BrokerFactory,
+) -> None:
+    broker = broker_factory(start=False)
+    broker.settings["transaction.abort.timed.out.transaction.cleanup.interval.ms"] = "200"
+    broker.start()
+    topic = topic_of(broker, 1)
+    abandoned = Producer(
+        {
+            "bootstrap.servers": broker.bootstrap,
+            "transactional.id": unique_name("abandoned"),
+            "transaction.timeout.ms": 2000,
+        }
+    )
+    abandoned.init_transactions(TIMEOUT_S)
+    abandoned.begin_transaction()
+    abandoned.produce(topic, b"abandoned", partition=0)
+    abandoned.flush(TIMEOUT_S)
+    plain = Producer({"bootstrap.servers": broker.bootstrap})
+    plain.produce(topic, b"later", partition=0)
+    assert plain.flush(TIMEOUT_S) == 0
+    # the open transaction holds the last stable offset back: nothing is readable yet
+    assert stable_end(broker, topic) == 0
+    deadline = time.monotonic() + TIMEOUT_S
+    while stable_end(broker, topic) == 0 and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert read_committed(broker.bootstrap, topic, partitions=1) == ["later"]
+    with pytest.raises(KafkaException) as fenced:
+        abandoned.commit_transaction(TIMEOUT_S)
+    assert fenced.value.args[0].code() in (
+        KafkaError._FENCED,
+        KafkaError.PRODUCER_FENCED,
+        KafkaError.INVALID_PRODUCER_EPOCH,
+    )
+
+
+def stable_end(broker: Broker, topic: str) -> int:
+    """Partition 0's end for a read_committed consumer: its last stable offset."""
+    consumer = Consumer(
+        {"bootstrap.servers": broker.bootstrap, "group.id": unique_name("lso"),
+         "isolation.level": "read_committed"}
+    )  # fmt: skip
+    try:
+        _, high = consumer.get_watermark_offsets(TopicPartition(topic, 0), TIMEOUT_S)
+        return int(high)
+    finally:
+        consumer.close()
 
 
 def test_a_new_producer_with_the_same_id_fences_the_old_one(broker: Broker) -> None:
