@@ -190,11 +190,17 @@ def settled(call: Callable[[], Any]) -> Any:
     return answer
 
 
-def produce(session: Session, topic: str, records: bytes | None = None) -> int:
+def produce(
+    session: Session,
+    topic: str,
+    records: bytes | None = None,
+    transactional_id: str | None = None,
+) -> int:
     data = records if records is not None else bytes(build_batch([b"x"]))
     answer = session.call(
         PRODUCE,
         9,
+        transactional_id=transactional_id,
         acks=-1,
         timeout=datetime.timedelta(seconds=5),
         topic_data=[{"name": topic, "partition_data": [{"index": 0, "records": data}]}],
@@ -622,6 +628,11 @@ CASES = [
     case("produce no acl", "bob", lambda s: produce(s, "t-alice"), TAF),
     case("produce other topic", "alice", lambda s: produce(s, "t-secret"), TAF),
     case("produce allowed beside a read deny", "alice", lambda s: produce(s, "t-deny"), NONE),
+    # a request naming a transactional id needs WRITE on it too, else all of it is refused
+    case("produce with a transactional id", "alice",
+         lambda s: produce(s, "t-alice", transactional_id="tx-alice"), NONE),
+    case("produce with a transactional id no acl", "alice",
+         lambda s: produce(s, "t-alice", transactional_id="txd-1"), TXAF),
     case("fetch literal", "alice", lambda s: fetch(s, "t-alice"), NONE),
     case("fetch prefixed", "alice", lambda s: fetch(s, "pfx-1"), NONE),
     case("fetch deny beats allow", "alice", lambda s: fetch(s, "t-deny"), TAF),

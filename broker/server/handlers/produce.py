@@ -1,4 +1,5 @@
-"""Produce: append record batches to partition leaders."""
+"""Produce: append record batches to partition leaders (WRITE on each topic; with a
+transactional id, WRITE on it too, else the whole request is refused, as Kafka does)."""
 
 from __future__ import annotations
 
@@ -35,11 +36,19 @@ async def handle(context: BrokerContext, request: Request) -> EncodedResponse | 
     writable = context.authorization.allowed_names(
         request, AclOperation.WRITE, ResourceType.TOPIC, names
     )
+    transactional_id = getattr(body, "transactional_id", None)  # v3+
+    if transactional_id is not None and not context.authorization.allowed_names(
+        request, AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, [transactional_id]
+    ):
+        writable = set()  # Kafka refuses the whole request, every partition with this code
+        refusal: ErrorCode = ErrorCode.transactional_id_authorization_failed
+    else:
+        refusal = ErrorCode.topic_authorization_failed
     for topic_data, name in zip(body.topic_data, names, strict=True):
         topic = ProducedTopic(name or "", [], topic_data.topic_id if by_id else None)
         for item in topic_data.partition_data:
             produced, last_offset = _append(
-                context, name, item.index, item.records, acks, name in writable
+                context, name, item.index, item.records, acks, None if name in writable else refusal
             )
             if acks == -1 and produced.error_code == ErrorCode.none:
                 commits.append(
@@ -94,15 +103,16 @@ def _append(
     index: int,
     records: bytes | None,
     acks: int,
-    writable: bool,
+    refusal: ErrorCode | None,
 ) -> tuple[ProducedPartition, int]:
     """Append to one partition: its response and the last offset written (-1 on error).
-    ``topic_name`` is None when the request named the topic by an unknown id."""
+    ``topic_name`` is None when the request named the topic by an unknown id; ``refusal``
+    is the authorization error when the sender may not write it."""
     try:
         if topic_name is None:
             raise KafkaError(ErrorCode.unknown_topic_id)
-        if not writable:
-            raise KafkaError(ErrorCode.topic_authorization_failed)
+        if refusal is not None:
+            raise KafkaError(refusal)
         if acks not in _VALID_ACKS:
             raise KafkaError(ErrorCode.invalid_required_acks, f"acks={acks} is not -1, 0 or 1")
         min_insync = context.min_insync(topic_name)
