@@ -36,6 +36,7 @@ from load_workers import (
     consume,
     produce,
     produce_paced,
+    produce_transactional,
     run_phase,
 )
 from odradek_system import odradek_broker, odradek_cluster
@@ -257,6 +258,12 @@ def _phases(
         yield "produce (Java)", java_produce(running, job, payloads, config)
         reader = ConsumerJob(TOPIC, job.records)
         yield "consume (Java)", java_consume(running, reader, workload.record_size, config)
+        return
+    if workload.kind == "transactions":
+        committing = replace(job, transaction_ms=workload.transaction_ms)
+        yield "produce (txn)", run_phase("produce", produce_transactional, client, committing, pids)
+        reader = ConsumerJob(TOPIC, job.records, isolation="read_committed")
+        yield "consume (read_committed)", run_phase("consume", consume, client, reader, pids)
         return
     yield "produce", run_phase("produce", produce, client, job, pids)
     read = "catch-up read" if workload.kind == "catch-up" else "consume"

@@ -11,6 +11,7 @@ import multiprocessing
 import signal
 import struct
 import time
+import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
@@ -34,7 +35,8 @@ class BenchError(Exception):
 
 @dataclass(frozen=True)
 class ProducerJob:
-    """What a producer sends, and how; ``rate`` > 0 paces it (records/s) for latency."""
+    """What a producer sends, and how; ``rate`` > 0 paces it (records/s) for latency;
+    ``transaction_ms`` > 0 makes it transactional, committing that often."""
 
     topic: str
     records: int
@@ -44,6 +46,7 @@ class ProducerJob:
     linger_ms: int
     batch_size: int
     rate: float = 0.0
+    transaction_ms: int = 0
 
 
 @dataclass(frozen=True)
@@ -52,6 +55,7 @@ class ConsumerJob:
 
     topic: str
     records: int
+    isolation: str = "read_uncommitted"
 
 
 @dataclass(frozen=True)
@@ -163,6 +167,37 @@ def produce(connection: Connection, client: Mapping[str, str], job: ProducerJob)
     connection.send(("done", Moved(progress.records, progress.size, seconds)))
 
 
+def produce_transactional(
+    connection: Connection, client: Mapping[str, str], job: ProducerJob
+) -> None:
+    """Worker: send ``job.records`` as fast as possible in transactions, committing one
+    every ``job.transaction_ms`` (and the last at the end); acks are the commits."""
+    producer = _producer({**client, "transactional.id": f"bench-{uuid.uuid4()}"}, job)
+    producer.init_transactions(30)
+    connection.send(("ready", None))
+    connection.recv()
+    progress = Progress("produced (transactions)", total=job.records)
+    start = time.monotonic()
+    period = job.transaction_ms / 1000
+    commit_at = start + period
+    producer.begin_transaction()
+    for _, value in synthetic_records(job.records, job.record_size):
+        while True:
+            try:
+                producer.produce(job.topic, value)
+                break
+            except BufferError:
+                producer.poll(0.01)
+        progress.add(1, len(value))
+        if time.monotonic() >= commit_at:
+            producer.commit_transaction(60)
+            producer.begin_transaction()
+            commit_at = time.monotonic() + period
+    producer.commit_transaction(60)
+    seconds = time.monotonic() - start
+    connection.send(("done", Moved(progress.records, progress.size, seconds)))
+
+
 def produce_paced(connection: Connection, client: Mapping[str, str], job: ProducerJob) -> None:
     """Worker: send at ``job.rate`` records/s; latency of each record from its intended send time.
 
@@ -220,6 +255,7 @@ def consume(connection: Connection, client: Mapping[str, str], job: ConsumerJob)
             "enable.auto.commit": False,
             "fetch.max.bytes": 64 * 1024 * 1024,
             "max.partition.fetch.bytes": 16 * 1024 * 1024,
+            "isolation.level": job.isolation,
         }
     )
     metadata = consumer.list_topics(job.topic, timeout=30)

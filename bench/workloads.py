@@ -16,7 +16,9 @@ class Workload:
     consumes them; ``latency`` produces at half the records/s the system reached
     on the ``throughput`` workload ``paced_from`` in the same round, for
     ``seconds``; ``catch-up`` writes a ``size`` backlog and reads it all back;
-    ``java`` is ``throughput`` with Kafka's own perf-test clients.
+    ``java`` is ``throughput`` with Kafka's own perf-test clients; ``transactions`` is
+    ``throughput`` with a transactional producer that commits every ``transaction_ms``
+    and a read_committed consumer.
     """
 
     name: str
@@ -31,6 +33,7 @@ class Workload:
     size: int = 512 * MIB
     paced_from: str = ""
     seconds: float = 20.0
+    transaction_ms: int = 100
 
     @property
     def records(self) -> int:
@@ -61,6 +64,7 @@ WORKLOADS = (
     Workload("java-clients", kind="java"),
     Workload("catch-up", kind="catch-up", batch_size=MIB, size=2048 * MIB),
     Workload("replicated", acks="all", nodes=3),
+    Workload("transactions", kind="transactions", acks="all"),
 )
 
 
