@@ -16,6 +16,7 @@ from odradek.broker.log.partition_log import AppendInfo, PartitionLog, ReadResul
 from odradek.broker.log.producer_state import ProducerEntry
 from odradek.broker.log.transaction_index import AbortedTxn
 from odradek.broker.protocol.errors import ErrorCode, KafkaError
+from odradek.broker.protocol.records import HEADER_SIZE, read_header
 from odradek.broker.protocol.transaction_markers import TransactionMarker
 
 log = logging.getLogger(__name__)
@@ -74,6 +75,14 @@ class FollowerProgress:
     leader_end_at_last_fetch: int = 0
 
 
+@dataclass(frozen=True)
+class Verification:
+    """A Produce under KIP-890's check: the guard its producer's transaction was verified
+    under (``verification_guard``), None when the request found no batch to verify."""
+
+    guard: object | None = None
+
+
 class Partition:
     """Serves produce and fetch for one replica; only the leader accepts produce."""
 
@@ -96,6 +105,8 @@ class Partition:
         # The copy growing in another log directory while this replica moves there.
         self.future_log: PartitionLog | None = None
         self._isr_changed_at = self._clock()
+        # producer id -> the guard of the verification of its transaction under way (KIP-890)
+        self._verification_guards: dict[int, object] = {}
         if state.leader == node_id:
             self._start_leading()
         self._maybe_advance_high_watermark()
@@ -135,6 +146,7 @@ class Partition:
             if replica != self._node_id
         }
         self.log.start_leader_epoch(self.state.leader_epoch)
+        self._verification_guards.clear()  # verifications began under another leader
         log.info("%s: leader at epoch %d", self.key, self.state.leader_epoch)
 
     def check_leader(self, current_leader_epoch: int = -1) -> None:
@@ -161,13 +173,55 @@ class Partition:
 
     # --- leader side ------------------------------------------------------------------------
 
-    def append_as_leader(self, records: bytes, required_acks: int, min_insync: int) -> AppendInfo:
-        return self._append_as_leader(
-            lambda epoch: self.log.append_as_leader(records, epoch), required_acks == -1, min_insync
-        )
+    def append_as_leader(
+        self,
+        records: bytes,
+        required_acks: int,
+        min_insync: int,
+        verification: Verification | None = None,
+    ) -> AppendInfo:
+        """With ``verification`` (KIP-890), a transactional batch that would open a
+        transaction here is refused unless its producer's guard is the one verified: a
+        marker since (the transaction ended meanwhile) has withdrawn it."""
+
+        def write(epoch: int) -> AppendInfo:
+            opener = None
+            if verification is not None:
+                opener = self.transaction_to_verify(records)
+                guard = self._verification_guards.get(opener[0]) if opener else None
+                if opener is not None and (guard is None or guard is not verification.guard):
+                    raise KafkaError(
+                        ErrorCode.invalid_txn_state,
+                        "the batch would open a transaction its coordinator has not confirmed",
+                    )
+            info = self.log.append_as_leader(records, epoch)
+            if opener is not None:
+                del self._verification_guards[opener[0]]
+            return info
+
+        return self._append_as_leader(write, required_acks == -1, min_insync)
+
+    def transaction_to_verify(self, records: bytes) -> tuple[int, int] | None:
+        """The (producer id, epoch) of a transactional batch that would open a transaction
+        here, which its coordinator must confirm first (KIP-890); None for any other."""
+        if len(records) < HEADER_SIZE:
+            return None  # the append refuses it
+        header = read_header(records)
+        if not header.is_transactional or header.is_control:
+            return None
+        entry = self.log.producers.get(header.producer_id)
+        if entry is not None and entry.in_transaction:
+            return None
+        return header.producer_id, header.producer_epoch
+
+    def verification_guard(self, producer_id: int) -> object:
+        """The guard of a verification of ``producer_id``'s transaction (the one under way,
+        if any), which its next marker here withdraws."""
+        return self._verification_guards.setdefault(producer_id, object())
 
     def append_marker(self, marker: TransactionMarker, min_insync: int) -> AppendInfo:
         """WriteTxnMarkers as leader: the marker appended, to be replicated as acks=all."""
+        self._verification_guards.pop(marker.producer_id, None)
         return self._append_as_leader(
             lambda epoch: self.log.append_marker(marker, epoch), True, min_insync
         )

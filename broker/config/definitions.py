@@ -1007,6 +1007,15 @@ BROKER_CONFIGS = _defs(
         at_least(1),
     ),
     ConfigDef(
+        "transaction.partition.verification.enable",
+        ConfigType.BOOLEAN,
+        True,
+        "Whether a partition leader asks the transaction coordinator before a producer's"
+        " first transactional batch opens a transaction there (KIP-890): a batch sent after"
+        " its transaction ended is refused instead of holding read_committed readers back.",
+        dynamic=True,
+    ),
+    ConfigDef(
         "transactional.id.expiration.ms",
         ConfigType.INT,
         604800000,

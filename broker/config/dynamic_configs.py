@@ -58,7 +58,6 @@ UNSUPPORTED_DYNAMIC_CONFIGS: dict[str, str] = {
     "group.streams.assignment.interval.ms": _GROUPS,
     "group.coordinator.cached.buffer.max.bytes": _GROUPS,
     "share.coordinator.cached.buffer.max.bytes": _GROUPS,
-    "transaction.partition.verification.enable": "Odradek has no transactions yet",
     "producer.id.expiration.ms": (
         "Odradek keeps an idempotent producer's state as long as its batches are in the log"
     ),

@@ -19,6 +19,7 @@ from odradek.broker.cluster.metadata_image import (
     TopicMetadata,
 )
 from odradek.broker.cluster.metadata_store import EmbeddedMetadataStore, MetadataStore
+from odradek.broker.cluster.peer_pool import PeerPool
 from odradek.broker.cluster.peer_security import inter_broker_security
 from odradek.broker.cluster.replica_manager import ReplicaManager
 from odradek.broker.config.broker_config import BrokerConfig
@@ -43,6 +44,7 @@ from odradek.broker.server.replication_metrics import ReplicationCollector
 from odradek.broker.transaction.coordinator import TransactionCoordinator
 from odradek.broker.transaction.marker_writer import MarkerWriter
 from odradek.broker.transaction.transaction_config import TransactionConfig
+from odradek.broker.transaction.verification import TransactionVerifier
 
 if TYPE_CHECKING:
     from odradek.broker.cluster.cluster_membership import ClusterMembership
@@ -64,6 +66,7 @@ class BrokerServer:
         self._maintenance: LogMaintenance | None = None
         self._logs: LogManager | None = None
         self._membership: ClusterMembership | None = None
+        self._peers: PeerPool | None = None
         self.context: BrokerContext | None = None
 
     async def start(self) -> None:
@@ -105,6 +108,8 @@ class BrokerServer:
             GroupConfig.from_broker(config), store, replicas, self._offsets_min_insync
         )
         producer_ids = ProducerIdAllocator(store)
+        request_timeout_s = config.get_int("request.timeout.ms") / 1000
+        self._peers = PeerPool(store, request_timeout_s, inter_broker_security(config))
         transactions = TransactionCoordinator(
             TransactionConfig.from_broker(config),
             store,
@@ -115,13 +120,20 @@ class BrokerServer:
                 store,
                 replicas,
                 self._min_insync,
-                config.get_int("request.timeout.ms") / 1000,
-                inter_broker_security(config),
+                request_timeout_s,
+                self._peers,
                 self._marker_written,
             ),
         )
         self.context = BrokerContext(
-            config, store, replicas, metrics, producer_ids, groups, transactions
+            config,
+            store,
+            replicas,
+            metrics,
+            producer_ids,
+            groups,
+            transactions,
+            TransactionVerifier(config.node_id, transactions, self._peers),
         )
         if self._membership is not None:
             self._membership.effective_config = self.context_config
@@ -177,6 +189,8 @@ class BrokerServer:
         if self.context is not None:
             await self.context.groups.stop()
             await self.context.transactions.stop()
+        if self._peers is not None:
+            self._peers.close()
         if self._http_runner is not None:
             await self._http_runner.cleanup()
         if self._membership is not None:

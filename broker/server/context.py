@@ -17,6 +17,7 @@ from odradek.broker.server.client_quota_manager import ClientQuotaManager
 from odradek.broker.server.metrics import BrokerMetrics
 from odradek.broker.server.producer_ids import ProducerIdAllocator
 from odradek.broker.transaction.coordinator import TransactionCoordinator
+from odradek.broker.transaction.verification import TransactionVerifier
 
 
 @dataclass
@@ -28,6 +29,8 @@ class BrokerContext:
     producer_ids: ProducerIdAllocator
     groups: GroupCoordinator
     transactions: TransactionCoordinator
+    # KIP-890: a partition leader's check with the coordinator of a transaction's first batch
+    verifier: TransactionVerifier
     # who may do what (authorizer.class.name); off: everything is allowed
     authorization: RequestAuthorization = field(default_factory=RequestAuthorization.off)
     # leader.replication.throttled.rate over the replicas topics list as throttled

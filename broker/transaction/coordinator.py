@@ -48,6 +48,7 @@ from odradek.broker.transaction.transaction_metadata import (
     init_producer_id,
     is_expired,
     needs_new_producer_id,
+    verify_partitions,
 )
 
 log = logging.getLogger(__name__)
@@ -100,7 +101,6 @@ class TransactionCoordinator:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
         await self.partitions.close()
-        self._markers.close()
 
     async def find_coordinator(self, transactional_id: str) -> BrokerRegistration:
         return await find_coordinator(
@@ -139,6 +139,17 @@ class TransactionCoordinator:
         changed = add_partitions(current, producer, partitions, self._now())
         if changed is not None:
             await self._write(transactional_id, changed)
+
+    def verify(
+        self,
+        transactional_id: str,
+        producer: tuple[int, int],
+        partitions: Iterable[tuple[str, int]],
+    ) -> dict[tuple[str, int], ErrorCode]:
+        """AddPartitionsToTxn's verify_only (KIP-890): which partitions are in the producer's
+        ongoing transaction. A change in flight is not waited for: the partition leader's
+        guard catches a transaction that ends before its batch is appended."""
+        return verify_partitions(self._owned(transactional_id, idle=False), producer, partitions)
 
     async def end_transaction(
         self, transactional_id: str, producer: tuple[int, int], commit: bool

@@ -10,8 +10,7 @@ import logging
 from collections.abc import Callable, Mapping
 
 from odradek.broker.cluster.metadata_store import MetadataStore
-from odradek.broker.cluster.peer_connection import PeerConnection
-from odradek.broker.cluster.peer_security import PeerSecurity
+from odradek.broker.cluster.peer_pool import PeerPool
 from odradek.broker.cluster.replica_manager import ReplicaManager
 from odradek.broker.protocol.api_keys import ApiKey
 from odradek.broker.protocol.errors import ErrorCode, KafkaError
@@ -32,7 +31,7 @@ class MarkerWriter:
         replicas: ReplicaManager,
         min_insync: Callable[[str], int],
         timeout_s: float,
-        security: PeerSecurity,
+        peers: PeerPool,
         written_here: Callable[[str, int, TransactionMarker], None],
     ) -> None:
         """``written_here(topic, partition, marker)`` is told of each marker this broker
@@ -43,8 +42,7 @@ class MarkerWriter:
         self._replicas = replicas
         self._min_insync = min_insync
         self._timeout_s = timeout_s
-        self._security = security
-        self._peers: dict[int, tuple[PeerConnection, asyncio.Lock]] = {}
+        self._peers = peers
 
     async def write(
         self, marker: TransactionMarker, partitions: Mapping[str, frozenset[int]]
@@ -56,11 +54,6 @@ class MarkerWriter:
                 for index in indexes
             )
         )
-
-    def close(self) -> None:
-        for connection, _ in self._peers.values():
-            connection.close()
-        self._peers.clear()
 
     async def _write_one(self, marker: TransactionMarker, topic: str, index: int) -> None:
         while True:
@@ -95,7 +88,6 @@ class MarkerWriter:
     async def _write_there(
         self, leader: int, marker: TransactionMarker, topic: str, index: int
     ) -> None:
-        connection, lock = self._peer(leader)
         body = {
             "markers": [
                 {
@@ -107,31 +99,9 @@ class MarkerWriter:
                 }
             ]
         }
-        async with lock:  # a connection carries one request at a time
-            try:
-                answer = await connection.request(
-                    ApiKey.WRITE_TXN_MARKERS, WRITE_TXN_MARKERS_VERSION, body
-                )
-            except Exception:
-                connection.close()
-                del self._peers[leader]
-                raise
+        answer = await self._peers.request(
+            leader, ApiKey.WRITE_TXN_MARKERS, WRITE_TXN_MARKERS_VERSION, body
+        )
         code = answer.markers[0].topics[0].partitions[0].error_code
         if code is not ErrorCode.none:
             raise KafkaError(code, f"broker {leader} answered {code.name}")
-
-    def _peer(self, broker: int) -> tuple[PeerConnection, asyncio.Lock]:
-        registration = self._store.image.brokers.get(broker)
-        if registration is None:
-            raise KafkaError(ErrorCode.not_leader_or_follower, f"broker {broker} is not alive")
-        peer = self._peers.get(broker)
-        if peer is None or (peer[0].host, peer[0].port) != (registration.host, registration.port):
-            if peer is not None:
-                peer[0].close()
-            peer = self._peers[broker] = (
-                PeerConnection(
-                    registration.host, registration.port, self._timeout_s, self._security
-                ),
-                asyncio.Lock(),
-            )
-        return peer

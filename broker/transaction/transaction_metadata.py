@@ -145,6 +145,30 @@ def add_partitions(
     )
 
 
+def verify_partitions(
+    current: TransactionMetadata | None,
+    producer: tuple[int, int],
+    partitions: Iterable[tuple[str, int]],
+) -> dict[tuple[str, int], ErrorCode]:
+    """KIP-890's check for a partition leader about to take a producer's first transactional
+    batch: each partition's NONE when it is in the producer's ongoing transaction, else
+    TRANSACTION_ABORTABLE; the whole check fails with Kafka's codes for another producer
+    id, an older epoch, or a transaction that is completing."""
+    if current is None or current.producer_id != producer[0]:
+        raise KafkaError(ErrorCode.invalid_producer_id_mapping, "another producer id")
+    if current.producer_epoch != producer[1]:
+        raise KafkaError(ErrorCode.producer_fenced, "an older producer epoch")
+    if current.state in (TransactionState.PREPARE_COMMIT, TransactionState.PREPARE_ABORT):
+        raise KafkaError(ErrorCode.concurrent_transactions, "the transaction is completing")
+    ongoing = current.state is TransactionState.ONGOING
+    return {
+        (topic, index): ErrorCode.none
+        if ongoing and index in current.partitions.get(topic, ())
+        else ErrorCode.transaction_abortable
+        for topic, index in partitions
+    }
+
+
 def end_transaction(
     current: TransactionMetadata, producer: tuple[int, int], commit: bool, now_ms: int
 ) -> TransactionMetadata | None:

@@ -69,6 +69,17 @@ def read_committed(
     return sorted(values)
 
 
+def assert_fenced(producer: Producer) -> None:
+    """The producer's commit fails as librdkafka reports a fenced producer."""
+    with pytest.raises(KafkaException) as fenced:
+        producer.commit_transaction(TIMEOUT_S)
+    assert fenced.value.args[0].code() in (
+        KafkaError._FENCED,
+        KafkaError.PRODUCER_FENCED,
+        KafkaError.INVALID_PRODUCER_EPOCH,
+    )
+
+
 def test_committed_transactions_are_read_and_aborted_ones_are_not(broker: Broker) -> None:
     topic = topic_of(broker)
     producer = transactional(broker, unique_name("app"))
@@ -121,13 +132,7 @@ def test_a_transaction_left_open_past_its_timeout_is_aborted_and_blocks_no_reade
     while stable_end(broker, topic) == 0 and time.monotonic() < deadline:
         time.sleep(0.2)
     assert read_committed(broker.bootstrap, topic, partitions=1) == ["later"]
-    with pytest.raises(KafkaException) as fenced:
-        abandoned.commit_transaction(TIMEOUT_S)
-    assert fenced.value.args[0].code() in (
-        KafkaError._FENCED,
-        KafkaError.PRODUCER_FENCED,
-        KafkaError.INVALID_PRODUCER_EPOCH,
-    )
+    assert_fenced(abandoned)
 
 
 def stable_end(broker: Broker, topic: str) -> int:
@@ -154,13 +159,7 @@ def test_a_new_producer_with_the_same_id_fences_the_old_one(broker: Broker) -> N
     successor.begin_transaction()
     successor.produce(topic, b"successor", partition=0)
     successor.commit_transaction(TIMEOUT_S)
-    with pytest.raises(KafkaException) as fenced:
-        zombie.commit_transaction(TIMEOUT_S)
-    assert fenced.value.args[0].code() in (
-        KafkaError._FENCED,
-        KafkaError.PRODUCER_FENCED,
-        KafkaError.INVALID_PRODUCER_EPOCH,
-    )
+    assert_fenced(zombie)
     assert read_committed(broker.bootstrap, topic) == ["successor"]
 
 

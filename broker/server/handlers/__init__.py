@@ -66,7 +66,7 @@ API_HANDLERS: dict[int, ApiHandler] = {
     ApiKey.CREATE_TOPICS: ApiHandler(create_topics.handle, 2, 7),
     ApiKey.DELETE_TOPICS: ApiHandler(delete_topics.handle, 1, 6),
     ApiKey.INIT_PRODUCER_ID: ApiHandler(init_producer_id.handle, 0, 4),
-    ApiKey.ADD_PARTITIONS_TO_TXN: ApiHandler(add_partitions_to_txn.handle, 0, 3),
+    ApiKey.ADD_PARTITIONS_TO_TXN: ApiHandler(add_partitions_to_txn.handle, 0, 5),
     ApiKey.ADD_OFFSETS_TO_TXN: ApiHandler(add_offsets_to_txn.handle, 0, 3),
     ApiKey.END_TXN: ApiHandler(end_txn.handle, 0, 3),
     ApiKey.WRITE_TXN_MARKERS: ApiHandler(write_txn_markers.handle, 1, 1),

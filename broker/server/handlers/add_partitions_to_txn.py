@@ -1,7 +1,9 @@
-"""AddPartitionsToTxn v0-3 (the clients' versions): partitions join the producer's
+"""AddPartitionsToTxn. v0-3 (the clients' versions): partitions join the producer's
 transaction before it writes to them. WRITE on the transactional id and on each topic; a
 partition that is denied or unknown fails the request, the others getting
-OPERATION_NOT_ATTEMPTED, as Kafka answers."""
+OPERATION_NOT_ATTEMPTED, as Kafka answers. v4-5 (between brokers, CLUSTER_ACTION): several
+transactions at once, each either added or, with ``verify_only``, checked (KIP-890: a
+partition leader asks whether a producer's first batch belongs to its transaction)."""
 
 from __future__ import annotations
 
@@ -23,7 +25,12 @@ FENCED_FROM = 2
 INTERNAL_TOPICS = frozenset({OFFSETS_TOPIC, TRANSACTION_STATE_TOPIC})
 
 
+BATCHED_FROM = 4
+
+
 async def handle(context: BrokerContext, request: Request) -> dict[str, Any]:
+    if request.header.api_version >= BATCHED_FROM:
+        return await _batched(context, request)
     body = request.body
     requested = [
         (topic.name, index) for topic in body.v3_and_below_topics for index in topic.partitions
@@ -75,3 +82,40 @@ def _unusable(
         elif topic not in topics or not 0 <= index < len(topics[topic].partitions):
             failed[(topic, index)] = ErrorCode.unknown_topic_or_partition
     return failed
+
+
+async def _batched(context: BrokerContext, request: Request) -> dict[str, Any]:
+    if not context.authorization.authorize_cluster(request, AclOperation.CLUSTER_ACTION):
+        return {
+            "throttle_time": 0,
+            "error_code": ErrorCode.cluster_authorization_failed,
+            "results_by_transaction": [],
+        }
+    results = []
+    for transaction in request.body.transactions:
+        requested = [(t.name, index) for t in transaction.topics for index in t.partitions]
+        producer = (transaction.producer_id, transaction.producer_epoch)
+        coordinator = context.transactions
+        try:
+            if transaction.verify_only:
+                codes = coordinator.verify(transaction.transactional_id, producer, requested)
+            else:
+                await coordinator.add_partitions(transaction.transactional_id, producer, requested)
+                codes = dict.fromkeys(requested, ErrorCode.none)
+        except KafkaError as error:
+            codes = dict.fromkeys(requested, error.code)
+        by_topic: dict[str, list[dict[str, Any]]] = {}
+        for (topic, index), code in codes.items():
+            by_topic.setdefault(topic, []).append(
+                {"partition_index": index, "partition_error_code": code}
+            )
+        results.append(
+            {
+                "transactional_id": transaction.transactional_id,
+                "topic_results": [
+                    {"name": topic, "results_by_partition": partitions}
+                    for topic, partitions in by_topic.items()
+                ],
+            }
+        )
+    return {"throttle_time": 0, "error_code": ErrorCode.none, "results_by_transaction": results}

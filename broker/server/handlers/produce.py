@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 from datetime import timedelta
 
+from odradek.broker.cluster.partition import Verification
 from odradek.broker.protocol.errors import ErrorCode, KafkaError
 from odradek.broker.protocol.framing import Request
 from odradek.broker.protocol.produce_response import (
@@ -44,11 +45,28 @@ async def handle(context: BrokerContext, request: Request) -> EncodedResponse | 
         refusal: ErrorCode = ErrorCode.transactional_id_authorization_failed
     else:
         refusal = ErrorCode.topic_authorization_failed
+    verifications = await _verify_transactions(
+        context,
+        transactional_id,
+        [
+            (name, item.index, item.records)
+            for topic_data, name in zip(body.topic_data, names, strict=True)
+            if name in writable
+            for item in topic_data.partition_data
+        ],
+    )
     for topic_data, name in zip(body.topic_data, names, strict=True):
         topic = ProducedTopic(name or "", [], topic_data.topic_id if by_id else None)
         for item in topic_data.partition_data:
+            verification = verifications.get((name or "", item.index))
             produced, last_offset = _append(
-                context, name, item.index, item.records, acks, None if name in writable else refusal
+                context,
+                name,
+                item.index,
+                item.records,
+                acks,
+                None if name in writable else refusal,
+                verification,
             )
             if acks == -1 and produced.error_code == ErrorCode.none:
                 commits.append(
@@ -74,6 +92,42 @@ async def handle(context: BrokerContext, request: Request) -> EncodedResponse | 
     endpoints = leader_endpoints(context.store.image, leaders, request.listener_name)
     encoded = encode_produce_response(version, topics, throttle_ms, node_endpoints=endpoints)
     return EncodedResponse([encoded], throttle_ms)
+
+
+async def _verify_transactions(
+    context: BrokerContext,
+    transactional_id: str | None,
+    batches: list[tuple[str | None, int, bytes | None]],
+) -> dict[tuple[str, int], Verification | ErrorCode]:
+    """KIP-890, while ``transaction.partition.verification.enable``: for every partition
+    of a transactional request, its guard once the coordinator confirmed the transaction of
+    a batch that would open one there (or the coordinator's refusal); the other partitions
+    get an empty Verification, which refuses a batch that turns out to open one after all."""
+    if transactional_id is None or not context.config.get_bool(
+        "transaction.partition.verification.enable"
+    ):
+        return {}
+    verifications: dict[tuple[str, int], Verification | ErrorCode] = {}
+    to_verify: dict[tuple[str, int], object] = {}
+    producer = None
+    for name, index, records in batches:
+        if name is None:
+            continue
+        verifications[(name, index)] = Verification()
+        try:
+            partition = context.replicas.get(name, index)
+            opener = partition.transaction_to_verify(records) if records else None
+        except KafkaError:
+            continue  # the append answers why
+        if opener is not None:
+            producer = opener
+            to_verify[(name, index)] = partition.verification_guard(opener[0])
+    if producer is not None:
+        codes = await context.verifier.verify(transactional_id, producer, list(to_verify))
+        for key, guard in to_verify.items():
+            code = codes.get(key, ErrorCode.invalid_txn_state)
+            verifications[key] = Verification(guard) if code is ErrorCode.none else code
+    return verifications
 
 
 async def _await_commit(
@@ -104,22 +158,26 @@ def _append(
     records: bytes | None,
     acks: int,
     refusal: ErrorCode | None,
+    verification: Verification | ErrorCode | None,
 ) -> tuple[ProducedPartition, int]:
     """Append to one partition: its response and the last offset written (-1 on error).
     ``topic_name`` is None when the request named the topic by an unknown id; ``refusal``
-    is the authorization error when the sender may not write it."""
+    is the authorization error when the sender may not write it; ``verification`` the
+    partition's outcome of ``_verify_transactions``."""
     try:
         if topic_name is None:
             raise KafkaError(ErrorCode.unknown_topic_id)
         if refusal is not None:
             raise KafkaError(refusal)
+        if isinstance(verification, ErrorCode):
+            raise KafkaError(verification, "the transaction coordinator did not confirm it")
         if acks not in _VALID_ACKS:
             raise KafkaError(ErrorCode.invalid_required_acks, f"acks={acks} is not -1, 0 or 1")
         min_insync = context.min_insync(topic_name)
         partition = context.replicas.get(topic_name, index)
         if not records:
             raise KafkaError(ErrorCode.corrupt_message, "empty records")
-        info = partition.append_as_leader(records, acks, min_insync)
+        info = partition.append_as_leader(records, acks, min_insync, verification)
     except Exception as error:  # every failure becomes this partition's error code
         code, message = error_of(error)
         leader = current_leader(context.store.image, topic_name, index, code)

@@ -27,6 +27,7 @@ KAFKA_DYNAMIC_CONFIGS_ODRADEK_IMPLEMENTS = {
     "log.segment.bytes", "log.segment.delete.delay.ms", "max.connection.creation.rate",
     "max.connections", "max.connections.per.ip", "max.connections.per.ip.overrides",
     "message.max.bytes", "min.insync.replicas", "unclean.leader.election.enable",
+    "transaction.partition.verification.enable",
 }  # fmt: skip
 
 

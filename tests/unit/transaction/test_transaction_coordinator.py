@@ -18,6 +18,7 @@ from kafka.record.default_records import DefaultRecordBatchBuilder
 from odradek.broker.cluster.internal_topics import InternalTopic
 from odradek.broker.cluster.metadata_image import BrokerRegistration
 from odradek.broker.cluster.metadata_store import EmbeddedMetadataStore
+from odradek.broker.cluster.peer_pool import PeerPool
 from odradek.broker.cluster.peer_security import PLAINTEXT
 from odradek.broker.cluster.replica_manager import ReplicaManager
 from odradek.broker.cluster.topic_planning import plan_topic
@@ -73,7 +74,8 @@ async def running(
     async def allocate() -> int:
         return next(ids)
 
-    markers = MarkerWriter(0, store, replicas, lambda topic: 1, 2.0, PLAINTEXT, lambda *_: None)
+    peers = PeerPool(store, 2.0, PLAINTEXT)
+    markers = MarkerWriter(0, store, replicas, lambda topic: 1, 2.0, peers, lambda *_: None)
     coordinator = TransactionCoordinator(config(**changes), store, replicas, allocate, markers,
                                          clock or Clock())  # fmt: skip
     coordinator.start()
@@ -84,6 +86,7 @@ async def running(
         yield coordinator, replicas
     finally:
         await coordinator.stop()
+        peers.close()
         logs.close_all()
 
 

@@ -18,6 +18,7 @@ from odradek.broker.transaction.transaction_metadata import (
     end_transaction,
     fence,
     init_producer_id,
+    verify_partitions,
 )
 
 S = TransactionState
@@ -91,6 +92,27 @@ def test_requests_of_another_producer_or_epoch_are_refused() -> None:
     fails(ErrorCode.invalid_producer_id_mapping, lambda: add_partitions(meta, (7, 0), [], 1))
     fails(ErrorCode.producer_fenced, lambda: add_partitions(meta, (1000, 3), [], 1))
     fails(ErrorCode.producer_fenced, lambda: end_transaction(meta, (1000, 3), True, 1))
+
+
+def test_verification_confirms_only_the_partitions_of_the_ongoing_transaction() -> None:
+    ongoing = add_partitions(started(), (1000, 0), [("orders", 0)], 10)
+    assert ongoing is not None
+    orders = [("orders", 0), ("orders", 1)]
+    assert verify_partitions(ongoing, (1000, 0), orders) == {
+        ("orders", 0): ErrorCode.none,
+        ("orders", 1): ErrorCode.transaction_abortable,
+    }
+    aborting = end_transaction(ongoing, (1000, 0), False, 11)
+    assert aborting is not None
+    done = complete(aborting, 12)
+    assert verify_partitions(done, (1000, 0), orders[:1]) == {
+        ("orders", 0): ErrorCode.transaction_abortable  # ended: a late batch
+    }
+    prepared = end_transaction(ongoing, (1000, 0), True, 11)
+    fails(ErrorCode.concurrent_transactions, lambda: verify_partitions(prepared, (1000, 0), []))
+    fails(ErrorCode.producer_fenced, lambda: verify_partitions(ongoing, (1000, 1), []))
+    fails(ErrorCode.invalid_producer_id_mapping, lambda: verify_partitions(ongoing, (7, 0), []))
+    fails(ErrorCode.invalid_producer_id_mapping, lambda: verify_partitions(None, (7, 0), []))
 
 
 def test_an_ongoing_transaction_is_fenced_by_an_epoch_bump_and_aborted() -> None:

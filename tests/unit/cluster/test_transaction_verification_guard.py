@@ -1,0 +1,63 @@
+"""KIP-890's guard on a partition leader: a transactional batch that would open a
+transaction is appended only under the guard its producer was verified with, and a marker
+for that producer (its transaction ended while the coordinator was being asked) withdraws
+the guard, so the batch is refused instead of opening a transaction nothing will end."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from kafka.record.default_records import DefaultRecordBatchBuilder
+
+from odradek.broker.cluster.metadata_image import PartitionState
+from odradek.broker.cluster.partition import Partition, PartitionKey, Verification
+from odradek.broker.log import LogConfig, PartitionLog
+from odradek.broker.protocol.errors import ErrorCode, KafkaError
+from odradek.broker.protocol.transaction_markers import MarkerType, TransactionMarker
+
+PRODUCER = (4000, 0)
+
+
+def batch(sequence: int, transactional: bool = True) -> bytes:
+    builder = DefaultRecordBatchBuilder(
+        2, 0, transactional, *PRODUCER, sequence, batch_size=1 << 20
+    )
+    builder.append(0, timestamp=1_700_000_000_000, key=None, value=b"x", headers=[])
+    return bytes(builder.build())
+
+
+def leader(tmp_path: Path) -> Partition:
+    log = PartitionLog.open(tmp_path / "t-0", LogConfig())
+    return Partition(PartitionKey("t", 0), log, PartitionState(0, (0,), 0, 1, (0,)), 0)
+
+
+def test_the_first_batch_needs_its_guard_and_the_next_ones_none(tmp_path: Path) -> None:
+    partition = leader(tmp_path)
+    assert partition.transaction_to_verify(batch(0)) == PRODUCER
+    assert partition.transaction_to_verify(batch(0, transactional=False)) is None
+    with pytest.raises(KafkaError) as unverified:
+        partition.append_as_leader(batch(0), -1, 1, Verification())
+    assert unverified.value.code is ErrorCode.invalid_txn_state
+    guard = partition.verification_guard(PRODUCER[0])
+    assert partition.verification_guard(PRODUCER[0]) is guard  # one per verification
+    partition.append_as_leader(batch(0), -1, 1, Verification(guard))
+    # the transaction is open here now: its later batches need no verification
+    assert partition.transaction_to_verify(batch(1)) is None
+    partition.append_as_leader(batch(1), -1, 1, Verification())
+
+
+def test_a_marker_during_the_verification_withdraws_the_guard(tmp_path: Path) -> None:
+    partition = leader(tmp_path)
+    guard = partition.verification_guard(PRODUCER[0])
+    partition.append_as_leader(batch(0), -1, 1, Verification(guard))
+    assert partition.transaction_to_verify(batch(1)) is None  # open: the next batch joins it
+
+    partition.append_marker(TransactionMarker(*PRODUCER, MarkerType.ABORT, 0), 1)
+    # a late batch: verification starts, and the transaction ends before it is appended
+    guard = partition.verification_guard(PRODUCER[0])
+    partition.append_marker(TransactionMarker(*PRODUCER, MarkerType.ABORT, 0), 1)
+    with pytest.raises(KafkaError) as withdrawn:
+        partition.append_as_leader(batch(1), -1, 1, Verification(guard))
+    assert withdrawn.value.code is ErrorCode.invalid_txn_state
+    assert partition.log.last_stable_offset == partition.log.log_end_offset
