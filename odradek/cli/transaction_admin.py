@@ -1,0 +1,163 @@
+"""The requests of ``odradek transactions``, on kafka-python's admin client (librdkafka has
+no transaction admin API): ListTransactions on every broker, FindCoordinator (key type 1)
+and DescribeTransactions, DescribeProducers and WriteTxnMarkers (ABORT) to a partition's
+leader, as Kafka's admin client sends them for ``kafka-transactions``.
+
+The tables are built by pure functions of what the brokers answered, with Kafka's column
+names."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from kafka.admin._transactions import (  # type: ignore[import-untyped]
+    AbortTransactionSpec,
+    ProducerState,
+    TransactionDescription,
+    TransactionListing,
+)
+from kafka.errors import BrokerResponseError  # type: ignore[import-untyped]
+from kafka.structs import TopicPartition  # type: ignore[import-untyped]
+
+from odradek.cli.client_options import CliError
+from odradek.cli.kafka_python_admin import admin_client, refused
+
+LIST_COLUMNS = ("TransactionalId", "Coordinator", "ProducerId", "TransactionState")
+DESCRIBE_COLUMNS = (
+    "CoordinatorId",
+    "TransactionalId",
+    "ProducerId",
+    "ProducerEpoch",
+    "TransactionState",
+    "TransactionTimeoutMs",
+    "CurrentTransactionStartTimeMs",
+    "TransactionDurationMs",
+    "TopicPartitions",
+)
+NO_OFFSET = -1  # DescribeProducers: the producer has no open transaction
+
+
+@dataclass(frozen=True)
+class Abort:
+    """The transaction to abort on one partition, as WriteTxnMarkers names it."""
+
+    topic: str
+    partition: int
+    producer_id: int
+    producer_epoch: int
+    coordinator_epoch: int
+
+    def __str__(self) -> str:
+        return (
+            f"producer {self.producer_id} (epoch {self.producer_epoch}, coordinator epoch "
+            f"{self.coordinator_epoch}) on {self.topic}-{self.partition}"
+        )
+
+
+# --- what the commands ask ---------------------------------------------------------------------
+
+
+def list_transactions(args: argparse.Namespace) -> list[tuple[str, int, int, str]]:
+    """ListTransactions on every broker: each coordinator's transactional ids."""
+    with admin_client(args) as admin:
+        try:
+            by_broker = admin.list_transactions()
+        except BrokerResponseError as error:
+            raise refused(error, "cannot list transactions") from None
+    return listing_rows(by_broker)
+
+
+def describe_transaction(
+    args: argparse.Namespace, transactional_id: str, now_ms: int
+) -> tuple[object, ...]:
+    """FindCoordinator for the id, then DescribeTransactions on its coordinator."""
+    with admin_client(args) as admin:
+        try:
+            description = admin.describe_transactions([transactional_id])[transactional_id]
+        except BrokerResponseError as error:
+            doing = f"cannot describe transactional id {transactional_id}"
+            raise refused(error, doing) from None
+    return description_row(transactional_id, description, now_ms)
+
+
+def open_transaction_at(args: argparse.Namespace, topic: str, partition: int, start: int) -> Abort:
+    """The producer whose open transaction on the partition starts at offset ``start``, from
+    the leader's DescribeProducers."""
+    where = TopicPartition(topic, partition)
+    with admin_client(args) as admin:
+        try:
+            producers = admin.describe_producers([where])[where].active_producers
+        except BrokerResponseError as error:
+            raise refused(error, f"cannot describe the producers of {topic}-{partition}") from None
+    return abort_at(topic, partition, producers, start)
+
+
+def abort(args: argparse.Namespace, transaction: Abort) -> None:
+    """WriteTxnMarkers with an ABORT marker to the partition's leader."""
+    spec = AbortTransactionSpec(
+        TopicPartition(transaction.topic, transaction.partition),
+        transaction.producer_id,
+        transaction.producer_epoch,
+        transaction.coordinator_epoch,
+    )
+    with admin_client(args) as admin:
+        try:
+            admin.abort_transaction(spec)
+        except BrokerResponseError as error:
+            raise refused(error, f"cannot abort the transaction of {transaction}") from None
+
+
+# --- pure: answers to rows and choices ---------------------------------------------------------
+
+
+def listing_rows(
+    by_broker: Mapping[int, Iterable[TransactionListing]],
+) -> list[tuple[str, int, int, str]]:
+    """(transactional id, coordinator, producer id, state), sorted by id."""
+    return sorted(
+        (listing.transactional_id, broker, listing.producer_id, _state(listing.state))
+        for broker, listings in by_broker.items()
+        for listing in listings
+    )
+
+
+def description_row(
+    transactional_id: str, description: TransactionDescription, now_ms: int
+) -> tuple[object, ...]:
+    """Kafka's describe row: the start time and duration are None with no transaction."""
+    start = description.transaction_start_time_ms
+    partitions = sorted((tp.topic, tp.partition) for tp in description.topic_partitions)
+    return (
+        description.coordinator_id,
+        transactional_id,
+        description.producer_id,
+        description.producer_epoch,
+        _state(description.state),
+        description.transaction_timeout_ms,
+        start if start >= 0 else "None",
+        now_ms - start if start >= 0 else "None",
+        ",".join(f"{topic}-{partition}" for topic, partition in partitions),
+    )
+
+
+def abort_at(topic: str, partition: int, producers: Sequence[ProducerState], start: int) -> Abort:
+    """The open transaction starting at ``start`` among a partition's producers. A producer
+    that never saw a marker has coordinator epoch -1: 0 is sent instead, as Kafka's tool
+    does, which no coordinator epoch is below."""
+    for producer in producers:
+        if producer.current_transaction_start_offset == start != NO_OFFSET:
+            return Abort(
+                topic,
+                partition,
+                producer.producer_id,
+                producer.producer_epoch,
+                max(producer.coordinator_epoch, 0),
+            )
+    raise CliError(f"no open transaction starts at offset {start} of {topic}-{partition}")
+
+
+def _state(state: Any) -> str:
+    return str(getattr(state, "value", state))

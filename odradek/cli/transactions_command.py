@@ -1,0 +1,126 @@
+"""``odradek transactions list|describe|abort``, like kafka-transactions.
+
+``abort`` ends a hanging transaction, one a partition holds open while its coordinator no
+longer does (it would otherwise hold back every read_committed consumer of the partition):
+it writes an ABORT marker at the partition's leader, as Kafka's admin client does. It needs
+ALTER (or CLUSTER_ACTION) on the cluster.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+from odradek.cli.client_options import (
+    CliError,
+    add_client_options,
+    command,
+    int_at_least,
+    partition_number,
+    status,
+)
+from odradek.cli.text_table import format_table
+
+offset = int_at_least(0)
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = subparsers.add_parser(
+        "transactions",
+        help="list, describe and abort transactions",
+        description="Transactions, like kafka-transactions.",
+    )
+    actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
+
+    listing = actions.add_parser(
+        "list", help="every transactional id, its coordinator, producer id and state"
+    )
+    listing.set_defaults(run=_list)
+
+    describe = actions.add_parser(
+        "describe", help="the state, timeout, age and partitions of a transactional id"
+    )
+    describe.add_argument("--transactional-id", required=True, metavar="ID")
+    describe.set_defaults(run=_describe)
+
+    abort = actions.add_parser(
+        "abort",
+        help="abort a hanging transaction on a partition (needs ALTER on the cluster)",
+        description="Abort the open transaction of a partition, found by the offset it starts "
+        "at (see kafka-transactions describe-producers), or named by its producer.",
+    )
+    abort.add_argument("--topic", required=True)
+    abort.add_argument("--partition", required=True, type=partition_number)
+    abort.add_argument("--start-offset", type=offset, metavar="OFFSET",
+                       help="the first offset of the transaction")  # fmt: skip
+    named = abort.add_argument_group("or the producer, for brokers older than Kafka 3.0")
+    named.add_argument("--producer-id", type=int_at_least(0), metavar="ID")
+    named.add_argument("--producer-epoch", type=int_at_least(0), metavar="EPOCH")
+    named.add_argument("--coordinator-epoch", type=int, metavar="EPOCH")
+    abort.set_defaults(run=_abort)
+
+    for action in (listing, describe, abort):
+        add_client_options(action)
+
+
+# kafka-python (about a hundred request schemas) is imported only when a command runs.
+
+
+@command
+def _list(args: argparse.Namespace) -> int:
+    from odradek.cli import transaction_admin
+
+    status(args, f"Listing transactions on every broker of {args.bootstrap_server}.")
+    rows = transaction_admin.list_transactions(args)
+    for line in format_table(transaction_admin.LIST_COLUMNS, rows):
+        print(line)
+    return 0
+
+
+@command
+def _describe(args: argparse.Namespace) -> int:
+    from odradek.cli import transaction_admin
+
+    status(args, f"Describing transactional id {args.transactional_id}.")
+    row = transaction_admin.describe_transaction(
+        args, args.transactional_id, int(time.time() * 1000)
+    )
+    for line in format_table(transaction_admin.DESCRIBE_COLUMNS, [row]):
+        print(line)
+    return 0
+
+
+@command
+def _abort(args: argparse.Namespace) -> int:
+    from odradek.cli import transaction_admin
+
+    if args.start_offset is not None:
+        if args.producer_id is not None:
+            raise CliError("give --start-offset or --producer-id, not both")
+        status(args, f"Finding the transaction at offset {args.start_offset} of "
+                     f"{args.topic}-{args.partition}.")  # fmt: skip
+        transaction = transaction_admin.open_transaction_at(
+            args, args.topic, args.partition, args.start_offset
+        )
+    else:
+        transaction = transaction_admin.Abort(
+            args.topic,
+            args.partition,
+            _required(args.producer_id, "--producer-id"),
+            _required(args.producer_epoch, "--producer-epoch"),
+            # -1 (no marker seen yet): 0, which no coordinator epoch is below, as Kafka's tool
+            max(_required(args.coordinator_epoch, "--coordinator-epoch"), 0),
+        )
+    status(args, f"Aborting the transaction of {transaction}.")
+    transaction_admin.abort(args, transaction)
+    status(args, f"Aborted the transaction of {transaction}.")
+    return 0
+
+
+def _required(value: int | None, option: str) -> int:
+    if value is None:
+        raise CliError(
+            f"the transaction to abort is named by --start-offset, or by --producer-id, "
+            f"--producer-epoch and --coordinator-epoch: {option} is missing"
+        )
+    return value

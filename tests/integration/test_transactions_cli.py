@@ -1,0 +1,201 @@
+"""``odradek transactions list|describe|abort`` and the transaction metrics, on a real broker
+with librdkafka's transactional producers (confluent-kafka): the CLI lists and describes an
+open transaction; it aborts a hanging one, left open by a producer killed mid-transaction,
+after which read_committed consumers move past it; /metrics counts the open transactions,
+the age of the oldest and the aborts by reason."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+
+import pytest
+from broker_process import Broker, BrokerFactory, unique_name
+from confluent_kafka import IsolationLevel, Producer, TopicPartition
+from confluent_kafka.admin import AdminClient, OffsetSpec  # type: ignore[attr-defined]
+from odradek_cli import odradek
+from test_transactions import TIMEOUT_S, read_committed, topic_of, transactional
+
+pytestmark = pytest.mark.slow
+
+# A producer that writes to partitions 0 and 1 in a transaction of 10 minutes and is then
+# killed: the transaction holds back the partitions' last stable offset until it is aborted.
+HANGING_PRODUCER = """
+import sys
+from confluent_kafka import Producer
+bootstrap, topic, transactional_id = sys.argv[1:]
+producer = Producer({"bootstrap.servers": bootstrap, "transactional.id": transactional_id,
+                     "transaction.timeout.ms": 600000})
+producer.init_transactions(30)
+producer.begin_transaction()
+producer.produce(topic, b"hanging-0", partition=0)
+producer.produce(topic, b"hanging-1", partition=1)
+producer.flush(30)
+print("written", flush=True)
+sys.stdin.read()
+"""
+
+
+def opened(broker: Broker, topic: str, transactional_id: str, **config: str) -> Producer:
+    """A producer whose transaction is open, with one record written to partition 0."""
+    producer = transactional(broker, transactional_id, **config)
+    producer.begin_transaction()
+    producer.produce(topic, transactional_id.encode(), partition=0)
+    producer.flush(TIMEOUT_S)
+    return producer
+
+
+def table(output: str) -> list[dict[str, str]]:
+    """The rows of a table the CLI printed, by column name (an empty last cell: absent)."""
+    header, *rows = output.splitlines()
+    return [dict(zip(header.split(), row.split(), strict=False)) for row in rows]
+
+
+def cli(broker: Broker, *args: str, expect: int = 0) -> subprocess.CompletedProcess[str]:
+    return odradek("transactions", *args, "--bootstrap-server", broker.bootstrap, expect=expect)
+
+
+def test_list_and_describe_show_an_open_transaction(broker: Broker) -> None:
+    topic = topic_of(broker)
+    transactional_id = unique_name("open")
+    producer = opened(broker, topic, transactional_id)
+
+    listed = cli(broker, "list")
+    assert "Listing transactions on every broker" in listed.stderr
+    [row] = [r for r in table(listed.stdout) if r["TransactionalId"] == transactional_id]
+    assert (row["Coordinator"], row["TransactionState"]) == ("0", "Ongoing"), listed.stdout
+    producer_id = row["ProducerId"]
+
+    described = cli(broker, "describe", "--transactional-id", transactional_id)
+    [row] = table(described.stdout)
+    assert row["CoordinatorId"] == "0"
+    assert row["ProducerId"] == producer_id
+    assert row["ProducerEpoch"] == "0"
+    assert row["TransactionState"] == "Ongoing"
+    assert row["TransactionTimeoutMs"] == "60000"  # librdkafka's default
+    started_ms = int(row["CurrentTransactionStartTimeMs"])
+    assert abs(started_ms - time.time() * 1000) < 30_000
+    assert 0 <= int(row["TransactionDurationMs"]) < 30_000
+    assert row["TopicPartitions"] == f"{topic}-0"
+
+    producer.commit_transaction(TIMEOUT_S)
+    [row] = table(cli(broker, "describe", "--transactional-id", transactional_id).stdout)
+    assert row["TransactionState"] == "CompleteCommit"
+    assert "TopicPartitions" not in row  # none: the transaction is over
+
+
+def test_describe_of_an_unknown_transactional_id_says_so(broker: Broker) -> None:
+    unknown = cli(broker, "describe", "--transactional-id", unique_name("nobody"), expect=1)
+    assert "TRANSACTIONAL_ID_NOT_FOUND (the transactionalId could not be found)" in unknown.stderr
+    assert unknown.stdout == ""
+
+
+def last_stable_offset(broker: Broker, topic: str, partition: int) -> int:
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+    wanted = {TopicPartition(topic, partition): OffsetSpec.latest()}  # type: ignore[no-untyped-call]
+    [future] = admin.list_offsets(
+        wanted, isolation_level=IsolationLevel.READ_COMMITTED, request_timeout=TIMEOUT_S
+    ).values()
+    return int(future.result().offset)
+
+
+def test_abort_ends_a_hanging_transaction_and_read_committed_consumers_move_past_it(
+    broker: Broker,
+) -> None:
+    topic = topic_of(broker)
+    transactional_id = unique_name("hanging")
+    hanging = subprocess.Popen(
+        [sys.executable, "-c", HANGING_PRODUCER, broker.bootstrap, topic, transactional_id],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert hanging.stdout is not None
+        assert hanging.stdout.readline() == "written\n"
+    finally:
+        hanging.kill()
+        hanging.wait()
+    later = transactional(broker, unique_name("later"))
+    later.begin_transaction()
+    for partition in (0, 1):
+        later.produce(topic, f"later-{partition}".encode(), partition=partition)
+    later.commit_transaction(TIMEOUT_S)
+    assert [last_stable_offset(broker, topic, p) for p in (0, 1)] == [0, 0]
+
+    nothing = cli(broker, "abort", "--topic", topic, "--partition", "0", "--start-offset", "1",
+                  expect=1)  # fmt: skip
+    assert f"no open transaction starts at offset 1 of {topic}-0" in nothing.stderr
+
+    by_offset = cli(broker, "abort", "--topic", topic, "--partition", "0", "--start-offset", "0")
+    assert re.search(
+        rf"Aborted the transaction of producer \d+ \(epoch 0, coordinator epoch 0\) on {topic}-0",
+        by_offset.stderr,
+    ), by_offset.stderr
+    assert last_stable_offset(broker, topic, 0) > 0
+    assert last_stable_offset(broker, topic, 1) == 0
+
+    [row] = table(cli(broker, "describe", "--transactional-id", transactional_id).stdout)
+    by_producer = cli(broker, "abort", "--topic", topic, "--partition", "1",
+                      "--producer-id", row["ProducerId"], "--producer-epoch", "0",
+                      "--coordinator-epoch", "-1")  # fmt: skip
+    assert f"Aborted the transaction of producer {row['ProducerId']}" in by_producer.stderr
+    assert read_committed(broker.bootstrap, topic) == ["later-0", "later-1"]
+
+
+def test_abort_needs_a_start_offset_or_the_whole_producer(broker: Broker) -> None:
+    incomplete = cli(broker, "abort", "--topic", "t", "--partition", "0", "--producer-id", "7",
+                     expect=1)  # fmt: skip
+    assert "--producer-epoch is missing" in incomplete.stderr
+
+
+def sample(broker: Broker, name: str, labels: str = "") -> float:
+    """One sample of the broker's /metrics, e.g. ``sample(b, "x_total", 'reason="timeout"')``."""
+    wanted = f"{name}{{{labels}}} " if labels else f"{name} "
+    lines = broker.metrics_text().splitlines()
+    return float(next(line.split()[-1] for line in lines if line.startswith(wanted)))
+
+
+def eventually(check: Callable[[], bool], what: str, timeout: float = TIMEOUT_S) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():
+        assert time.monotonic() < deadline, f"not within {timeout} s: {what}"
+        time.sleep(0.2)
+
+
+def test_metrics_count_open_transactions_their_age_and_aborts_by_reason(
+    broker_factory: BrokerFactory,
+) -> None:
+    broker = broker_factory(
+        settings={"transaction.abort.timed.out.transaction.cleanup.interval.ms": "200"}
+    )
+    topic = topic_of(broker)
+    aborts = "odradek_transaction_aborts_total"
+    assert sample(broker, "odradek_open_transactions") == 0
+    assert sample(broker, "odradek_open_transaction_oldest_age_seconds") == 0
+
+    aborting = opened(broker, topic, unique_name("aborting"))
+    assert sample(broker, "odradek_open_transactions") == 1
+    time.sleep(1)
+    assert sample(broker, "odradek_open_transaction_oldest_age_seconds") >= 1
+    aborting.abort_transaction(TIMEOUT_S)
+    assert sample(broker, aborts, 'reason="client"') == 1
+
+    transactional_id = unique_name("zombie")
+    opened(broker, topic, transactional_id)
+    transactional(broker, transactional_id)  # fences the zombie and aborts its transaction
+    assert sample(broker, aborts, 'reason="fenced"') == 1
+
+    opened(broker, topic, unique_name("slow"), **{"transaction.timeout.ms": "1000"})
+    eventually(lambda: sample(broker, aborts, 'reason="timeout"') == 1, "a timeout abort")
+    eventually(lambda: sample(broker, "odradek_open_transactions") == 0, "no open transaction")
+    assert sample(broker, aborts, 'reason="client"') == 1
+    assert sample(broker, aborts, 'reason="fenced"') == 1
+    assert sample(broker, "odradek_open_transaction_oldest_age_seconds") == 0
+    assert sample(broker, "odradek_transaction_commits_total") == 0
+    opened(broker, topic, unique_name("committing")).commit_transaction(TIMEOUT_S)
+    assert sample(broker, "odradek_transaction_commits_total") == 1
+    assert sample(broker, "odradek_open_transactions") == 0
