@@ -15,6 +15,7 @@ from typing import Any
 
 from kafka import KafkaAdminClient  # type: ignore[import-untyped]
 from kafka.errors import KafkaError as KafkaPythonError  # type: ignore[import-untyped]
+from kafka.errors import KafkaTimeoutError
 
 from odradek.cli.client_options import CliError
 
@@ -46,9 +47,14 @@ def admin_client(args: argparse.Namespace) -> Iterator[Any]:
         admin = KafkaAdminClient(
             bootstrap_servers=args.bootstrap_server.split(","),
             request_timeout_ms=timeout_ms(args),
+            bootstrap_timeout_ms=timeout_ms(args),
             client_id="odradek-cli",
             **translated(args.client_properties),
         )
+    except KafkaTimeoutError:
+        raise CliError(
+            f"could not reach the cluster at {args.bootstrap_server} within {args.timeout:g} s"
+        ) from None
     except KafkaPythonError as error:
         raise CliError(f"cannot reach the cluster at {args.bootstrap_server}: {error}") from None
     try:

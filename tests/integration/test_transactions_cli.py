@@ -1,8 +1,9 @@
 """``odradek transactions list|describe|abort`` and the transaction metrics, on a real broker
 with librdkafka's transactional producers (confluent-kafka): the CLI lists and describes an
-open transaction; it aborts a hanging one, left open by a producer killed mid-transaction,
-after which read_committed consumers move past it; /metrics counts the open transactions,
-the age of the oldest and the aborts by reason."""
+open transaction, on one broker and on each coordinator of a 3-broker cluster; it aborts a
+hanging one, left open by a producer killed mid-transaction, after which read_committed
+consumers move past it (and so does Kafka's kafka-transactions abort); /metrics counts the
+open transactions, the age of the oldest and the aborts by reason."""
 
 from __future__ import annotations
 
@@ -14,8 +15,10 @@ from collections.abc import Callable
 
 import pytest
 from broker_process import Broker, BrokerFactory, unique_name
+from cluster_harness import ClusterFactory
 from confluent_kafka import IsolationLevel, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, OffsetSpec  # type: ignore[attr-defined]
+from kafka_tools import kafka_tool
 from odradek_cli import odradek
 from test_transactions import TIMEOUT_S, read_committed, topic_of, transactional
 
@@ -102,11 +105,9 @@ def last_stable_offset(broker: Broker, topic: str, partition: int) -> int:
     return int(future.result().offset)
 
 
-def test_abort_ends_a_hanging_transaction_and_read_committed_consumers_move_past_it(
-    broker: Broker,
-) -> None:
-    topic = topic_of(broker)
-    transactional_id = unique_name("hanging")
+def leave_hanging(broker: Broker, topic: str, transactional_id: str) -> None:
+    """A transaction on partitions 0 and 1 whose producer is killed, then a committed one
+    after it: read_committed consumers wait for the first to end."""
     hanging = subprocess.Popen(
         [sys.executable, "-c", HANGING_PRODUCER, broker.bootstrap, topic, transactional_id],
         stdin=subprocess.PIPE,
@@ -126,6 +127,14 @@ def test_abort_ends_a_hanging_transaction_and_read_committed_consumers_move_past
     later.commit_transaction(TIMEOUT_S)
     assert [last_stable_offset(broker, topic, p) for p in (0, 1)] == [0, 0]
 
+
+def test_abort_ends_a_hanging_transaction_and_read_committed_consumers_move_past_it(
+    broker: Broker,
+) -> None:
+    topic = topic_of(broker)
+    transactional_id = unique_name("hanging")
+    leave_hanging(broker, topic, transactional_id)
+
     nothing = cli(broker, "abort", "--topic", topic, "--partition", "0", "--start-offset", "1",
                   expect=1)  # fmt: skip
     assert f"no open transaction starts at offset 1 of {topic}-0" in nothing.stderr
@@ -144,6 +153,56 @@ def test_abort_ends_a_hanging_transaction_and_read_committed_consumers_move_past
                       "--coordinator-epoch", "-1")  # fmt: skip
     assert f"Aborted the transaction of producer {row['ProducerId']}" in by_producer.stderr
     assert read_committed(broker.bootstrap, topic) == ["later-0", "later-1"]
+
+
+def test_kafka_transactions_aborts_a_hanging_transaction_too(broker: Broker) -> None:
+    """Kafka's own tool: DescribeProducers, then WriteTxnMarkers from the Java admin client."""
+    topic = topic_of(broker)
+    leave_hanging(broker, topic, unique_name("hanging"))
+    tool = ("kafka-transactions", "--bootstrap-server", broker.bootstrap)
+    for partition in ("0", "1"):
+        kafka_tool(*tool, "abort", "--topic", topic, "--partition", partition,
+                   "--start-offset", "0")  # fmt: skip
+    assert read_committed(broker.bootstrap, topic) == ["later-0", "later-1"]
+
+
+def test_list_asks_every_broker_and_describe_finds_each_coordinator(
+    cluster_factory: ClusterFactory,
+) -> None:
+    cluster = cluster_factory(brokers=3)
+    topic = cluster.create_topic(1, 3, prefix="txn")
+    config = {**cluster.client_config, "bootstrap.servers": cluster.bootstrap}
+    transactional_ids = [unique_name(f"app{i}") for i in range(9)]
+    producers = []
+    for transactional_id in transactional_ids:
+        producer = Producer({**config, "transactional.id": transactional_id})
+        producer.init_transactions(TIMEOUT_S)
+        producer.begin_transaction()
+        producer.produce(topic, b"open", partition=0)
+        producer.flush(TIMEOUT_S)
+        producers.append(producer)
+    every = ("--bootstrap-server", cluster.bootstrap)
+    listed = {row["TransactionalId"]: row for row in
+              table(odradek("transactions", "list", *every).stdout)}  # fmt: skip
+    assert set(transactional_ids) <= listed.keys()
+    assert {listed[t]["TransactionState"] for t in transactional_ids} == {"Ongoing"}
+    coordinators = {listed[t]["Coordinator"] for t in transactional_ids}
+    assert len(coordinators) > 1, "__transaction_state's leaders should be spread"
+    for transactional_id in transactional_ids:
+        described = odradek("transactions", "describe", "--transactional-id", transactional_id,
+                            *every).stdout  # fmt: skip
+        [row] = table(described)
+        assert row["CoordinatorId"] == listed[transactional_id]["Coordinator"]
+    for producer in producers:
+        producer.abort_transaction(TIMEOUT_S)
+
+
+def test_an_unreachable_cluster_is_said_so_within_the_timeout() -> None:
+    started = time.monotonic()
+    failed = odradek("transactions", "list", "--bootstrap-server", "127.0.0.1:1", "--timeout",
+                     "1", expect=1)  # fmt: skip
+    assert "could not reach the cluster at 127.0.0.1:1 within 1 s" in failed.stderr
+    assert time.monotonic() - started < 20
 
 
 def test_abort_needs_a_start_offset_or_the_whole_producer(broker: Broker) -> None:
