@@ -37,6 +37,14 @@ DESCRIBE_COLUMNS = (
     "TransactionDurationMs",
     "TopicPartitions",
 )
+PRODUCER_COLUMNS = (
+    "ProducerId",
+    "ProducerEpoch",
+    "LatestCoordinatorEpoch",
+    "LastSequence",
+    "LastTimestamp",
+    "CurrentTransactionStartOffset",
+)
 NO_OFFSET = -1  # DescribeProducers: the producer has no open transaction
 
 
@@ -83,16 +91,30 @@ def describe_transaction(
     return description_row(transactional_id, description, now_ms)
 
 
+def describe_producers(
+    args: argparse.Namespace, topic: str, partition: int, broker_id: int | None
+) -> list[tuple[object, ...]]:
+    """DescribeProducers on the partition's leader (or on replica ``broker_id``)."""
+    return producer_rows(_producers(args, topic, partition, broker_id))
+
+
 def open_transaction_at(args: argparse.Namespace, topic: str, partition: int, start: int) -> Abort:
     """The producer whose open transaction on the partition starts at offset ``start``, from
     the leader's DescribeProducers."""
+    return abort_at(topic, partition, _producers(args, topic, partition, None), start)
+
+
+def _producers(
+    args: argparse.Namespace, topic: str, partition: int, broker_id: int | None
+) -> list[ProducerState]:
     where = TopicPartition(topic, partition)
     with admin_client(args) as admin:
         try:
-            producers = admin.describe_producers([where])[where].active_producers
+            found = admin.describe_producers([where], broker_id=broker_id)[where]
         except BrokerResponseError as error:
             raise refused(error, f"cannot describe the producers of {topic}-{partition}") from None
-    return abort_at(topic, partition, producers, start)
+    producers: list[ProducerState] = found.active_producers
+    return producers
 
 
 def abort(args: argparse.Namespace, transaction: Abort) -> None:
@@ -141,6 +163,21 @@ def description_row(
         now_ms - start if start >= 0 else "None",
         ",".join(f"{topic}-{partition}" for topic, partition in partitions),
     )
+
+
+def producer_rows(producers: Iterable[ProducerState]) -> list[tuple[object, ...]]:
+    """Kafka's describe-producers rows, by producer id; None where no transaction is open."""
+    return [
+        (
+            producer.producer_id,
+            producer.producer_epoch,
+            producer.coordinator_epoch,
+            producer.last_sequence,
+            producer.last_timestamp,
+            start if (start := producer.current_transaction_start_offset) != NO_OFFSET else "None",
+        )
+        for producer in sorted(producers, key=lambda producer: producer.producer_id)
+    ]
 
 
 def abort_at(topic: str, partition: int, producers: Sequence[ProducerState], start: int) -> Abort:

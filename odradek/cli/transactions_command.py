@@ -1,4 +1,4 @@
-"""``odradek transactions list|describe|abort``, like kafka-transactions.
+"""``odradek transactions list|describe|describe-producers|abort``, like kafka-transactions.
 
 ``abort`` ends a hanging transaction, one a partition holds open while its coordinator no
 longer does (it would otherwise hold back every read_committed consumer of the partition):
@@ -21,7 +21,7 @@ from odradek.cli.client_options import (
 )
 from odradek.cli.text_table import format_table
 
-offset = int_at_least(0)
+_offset = int_at_least(0)
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -43,15 +43,27 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     describe.add_argument("--transactional-id", required=True, metavar="ID")
     describe.set_defaults(run=_describe)
 
+    producers = actions.add_parser(
+        "describe-producers",
+        help="the producers a partition keeps state for, and where their open transactions start",
+    )
+    _add_partition(producers)
+    producers.add_argument(
+        "--broker-id",
+        type=int_at_least(0),
+        metavar="ID",
+        help="ask this replica (default: the leader)",
+    )
+    producers.set_defaults(run=_describe_producers)
+
     abort = actions.add_parser(
         "abort",
         help="abort a hanging transaction on a partition (needs ALTER on the cluster)",
         description="Abort the open transaction of a partition, found by the offset it starts "
-        "at (see kafka-transactions describe-producers), or named by its producer.",
+        "at (see describe-producers), or named by its producer.",
     )
-    abort.add_argument("--topic", required=True)
-    abort.add_argument("--partition", required=True, type=partition_number)
-    abort.add_argument("--start-offset", type=offset, metavar="OFFSET",
+    _add_partition(abort)
+    abort.add_argument("--start-offset", type=_offset, metavar="OFFSET",
                        help="the first offset of the transaction")  # fmt: skip
     named = abort.add_argument_group("or the producer, for brokers older than Kafka 3.0")
     named.add_argument("--producer-id", type=int_at_least(0), metavar="ID")
@@ -59,8 +71,13 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     named.add_argument("--coordinator-epoch", type=int, metavar="EPOCH")
     abort.set_defaults(run=_abort)
 
-    for action in (listing, describe, abort):
+    for action in (listing, describe, producers, abort):
         add_client_options(action)
+
+
+def _add_partition(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--topic", required=True)
+    parser.add_argument("--partition", required=True, type=partition_number)
 
 
 # kafka-python (about a hundred request schemas) is imported only when a command runs.
@@ -86,6 +103,18 @@ def _describe(args: argparse.Namespace) -> int:
         args, args.transactional_id, int(time.time() * 1000)
     )
     for line in format_table(transaction_admin.DESCRIBE_COLUMNS, [row]):
+        print(line)
+    return 0
+
+
+@command
+def _describe_producers(args: argparse.Namespace) -> int:
+    from odradek.cli import transaction_admin
+
+    where = f"broker {args.broker_id}" if args.broker_id is not None else "the leader"
+    status(args, f"Describing the producers of {args.topic}-{args.partition} on {where}.")
+    rows = transaction_admin.describe_producers(args, args.topic, args.partition, args.broker_id)
+    for line in format_table(transaction_admin.PRODUCER_COLUMNS, rows):
         print(line)
     return 0
 

@@ -135,6 +135,11 @@ def test_abort_ends_a_hanging_transaction_and_read_committed_consumers_move_past
     transactional_id = unique_name("hanging")
     leave_hanging(broker, topic, transactional_id)
 
+    producers = cli(broker, "describe-producers", "--topic", topic, "--partition", "0").stdout
+    [open_one] = [p for p in table(producers) if p["CurrentTransactionStartOffset"] != "None"]
+    assert open_one["CurrentTransactionStartOffset"] == "0", producers
+    assert len(table(producers)) == 2, producers  # and the later producer's, with none open
+
     nothing = cli(broker, "abort", "--topic", topic, "--partition", "0", "--start-offset", "1",
                   expect=1)  # fmt: skip
     assert f"no open transaction starts at offset 1 of {topic}-0" in nothing.stderr

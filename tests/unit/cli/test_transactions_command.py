@@ -14,7 +14,13 @@ from kafka.structs import TopicPartition
 
 from odradek.cli.client_options import CliError
 from odradek.cli.main import build_parser
-from odradek.cli.transaction_admin import Abort, abort_at, description_row, listing_rows
+from odradek.cli.transaction_admin import (
+    Abort,
+    abort_at,
+    description_row,
+    listing_rows,
+    producer_rows,
+)
 
 
 def test_listings_of_every_coordinator_are_one_table_sorted_by_transactional_id() -> None:
@@ -38,6 +44,13 @@ def test_a_description_has_the_duration_of_an_open_transaction_and_its_partition
 
 def producer(producer_id: int, start: int, coordinator_epoch: int = 3) -> ProducerState:
     return ProducerState(producer_id, 2, 10, 1_700_000_000_000, coordinator_epoch, start)
+
+
+def test_producers_are_listed_by_id_with_none_where_no_transaction_is_open() -> None:
+    assert producer_rows([producer(9, 40), producer(5, -1, coordinator_epoch=-1)]) == [
+        (5, 2, -1, 10, 1_700_000_000_000, "None"),
+        (9, 2, 3, 10, 1_700_000_000_000, 40),
+    ]
 
 
 def test_abort_picks_the_producer_whose_open_transaction_starts_at_the_offset() -> None:
