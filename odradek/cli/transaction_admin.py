@@ -1,7 +1,8 @@
 """The requests of ``odradek transactions``, on kafka-python's admin client (librdkafka has
 no transaction admin API): ListTransactions on every broker, FindCoordinator (key type 1)
 and DescribeTransactions, DescribeProducers and WriteTxnMarkers (ABORT) to a partition's
-leader, as Kafka's admin client sends them for ``kafka-transactions``.
+leader, as Kafka's admin client sends them for ``kafka-transactions``; ``find-hanging``
+chains them as Kafka's tool does.
 
 The tables are built by pure functions of what the brokers answered, with Kafka's column
 names."""
@@ -9,7 +10,7 @@ names."""
 from __future__ import annotations
 
 import argparse
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,7 +20,10 @@ from kafka.admin._transactions import (  # type: ignore[import-untyped]
     TransactionDescription,
     TransactionListing,
 )
-from kafka.errors import BrokerResponseError  # type: ignore[import-untyped]
+from kafka.errors import (  # type: ignore[import-untyped]
+    BrokerResponseError,
+    TransactionalIdNotFoundError,
+)
 from kafka.structs import TopicPartition  # type: ignore[import-untyped]
 
 from odradek.cli.client_options import CliError
@@ -44,6 +48,16 @@ PRODUCER_COLUMNS = (
     "LastSequence",
     "LastTimestamp",
     "CurrentTransactionStartOffset",
+)
+HANGING_COLUMNS = (
+    "Topic",
+    "Partition",
+    "ProducerId",
+    "ProducerEpoch",
+    "CoordinatorEpoch",
+    "StartOffset",
+    "LastTimestamp",
+    "Duration(min)",
 )
 NO_OFFSET = -1  # DescribeProducers: the producer has no open transaction
 
@@ -132,6 +146,56 @@ def abort(args: argparse.Namespace, transaction: Abort) -> None:
             raise refused(error, f"cannot abort the transaction of {transaction}") from None
 
 
+def find_hanging(
+    args: argparse.Namespace,
+    topic: str | None,
+    partition: int | None,
+    broker_id: int | None,
+    max_timeout_ms: int,
+    now_ms: int,
+) -> list[tuple[object, ...]]:
+    """Kafka's search: the open transactions of the partitions (of the topic, or with a
+    replica on the broker) older than ``max_timeout_ms``, those whose producer's
+    transactional id is unknown, or whose coordinator does not count the partition in its
+    transaction: no coordinator will ever end them."""
+    with admin_client(args) as admin:
+        try:
+            partitions = _partitions_to_search(admin, topic, partition, broker_id)
+            states = admin.describe_producers(partitions, broker_id=broker_id) if partitions else {}
+            found = open_for_longer_than(states, max_timeout_ms, now_ms)
+            producer_ids = sorted({transaction.producer.producer_id for transaction in found})
+            listed = admin.list_transactions(producer_id_filters=producer_ids) if found else {}
+            ids = {t.producer_id: t.transactional_id for ts in listed.values() for t in ts}
+            held = {tid: _partitions_held(admin, tid) for tid in set(ids.values())}
+        except BrokerResponseError as error:
+            raise refused(error, "cannot search for hanging transactions") from None
+    return hanging_rows(hanging(found, ids, held), now_ms)
+
+
+def _partitions_to_search(
+    admin: Any, topic: str | None, partition: int | None, broker_id: int | None
+) -> list[TopicPartition]:
+    if topic is not None and partition is not None:
+        return [TopicPartition(topic, partition)]
+    found = []
+    for described in admin.describe_topics([topic] if topic is not None else None):
+        if described["error_code"]:
+            raise CliError(f"no such topic: {described['name']}")
+        for info in described["partitions"]:
+            if broker_id is None or broker_id in info["replica_nodes"]:
+                found.append(TopicPartition(described["name"], info["partition_index"]))
+    return found
+
+
+def _partitions_held(admin: Any, transactional_id: str) -> set[tuple[str, int]] | None:
+    """The partitions the id's coordinator counts in its transaction; None: an unknown id."""
+    try:
+        description = admin.describe_transactions([transactional_id])[transactional_id]
+    except TransactionalIdNotFoundError:
+        return None
+    return {(tp.topic, tp.partition) for tp in description.topic_partitions}
+
+
 # --- pure: answers to rows and choices ---------------------------------------------------------
 
 
@@ -177,6 +241,60 @@ def producer_rows(producers: Iterable[ProducerState]) -> list[tuple[object, ...]
             start if (start := producer.current_transaction_start_offset) != NO_OFFSET else "None",
         )
         for producer in sorted(producers, key=lambda producer: producer.producer_id)
+    ]
+
+
+@dataclass(frozen=True)
+class OpenTransaction:
+    topic: str
+    partition: int
+    producer: ProducerState
+
+
+def open_for_longer_than(
+    states: Mapping[TopicPartition, Any], max_timeout_ms: int, now_ms: int
+) -> list[OpenTransaction]:
+    """The producers with an open transaction whose last write is ``max_timeout_ms`` old."""
+    return [
+        OpenTransaction(tp.topic, tp.partition, producer)
+        for tp, state in sorted(states.items())
+        for producer in state.active_producers
+        if producer.current_transaction_start_offset != NO_OFFSET
+        and now_ms - producer.last_timestamp >= max_timeout_ms
+    ]
+
+
+def hanging(
+    found: Collection[OpenTransaction],
+    transactional_ids: Mapping[int, str],
+    held: Mapping[str, set[tuple[str, int]] | None],
+) -> list[OpenTransaction]:
+    """Those no coordinator will end: of no known transactional id, or of one whose
+    transaction (ongoing, or completing and still writing markers) does not hold the
+    partition."""
+    stuck = []
+    for transaction in found:
+        transactional_id = transactional_ids.get(transaction.producer.producer_id)
+        partitions = held.get(transactional_id) if transactional_id is not None else None
+        if partitions is None or (transaction.topic, transaction.partition) not in partitions:
+            stuck.append(transaction)
+    return stuck
+
+
+def hanging_rows(found: Iterable[OpenTransaction], now_ms: int) -> list[tuple[object, ...]]:
+    """Kafka's find-hanging rows: the duration in whole minutes since the last write."""
+    return [
+        (
+            transaction.topic,
+            transaction.partition,
+            transaction.producer.producer_id,
+            transaction.producer.producer_epoch,
+            transaction.producer.coordinator_epoch,
+            transaction.producer.current_transaction_start_offset,
+            transaction.producer.last_timestamp,
+            (now_ms - transaction.producer.last_timestamp) // 60_000,
+        )
+        for transaction in found
     ]
 
 

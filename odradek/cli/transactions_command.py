@@ -1,4 +1,5 @@
-"""``odradek transactions list|describe|describe-producers|abort``, like kafka-transactions.
+"""``odradek transactions list|describe|describe-producers|find-hanging|abort``, like
+kafka-transactions.
 
 ``abort`` ends a hanging transaction, one a partition holds open while its coordinator no
 longer does (it would otherwise hold back every read_committed consumer of the partition):
@@ -56,6 +57,25 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     producers.set_defaults(run=_describe_producers)
 
+    find_hanging = actions.add_parser(
+        "find-hanging",
+        help="open transactions no coordinator will end, on a topic's or a broker's partitions",
+    )
+    find_hanging.add_argument("--topic", help="search this topic's partitions")
+    find_hanging.add_argument("--partition", type=partition_number, help="(with --topic)")
+    find_hanging.add_argument(
+        "--broker-id", type=int_at_least(0), metavar="ID", help="search the partitions it holds"
+    )
+    find_hanging.add_argument(
+        "--max-transaction-timeout",
+        type=int_at_least(0),
+        default=15,
+        metavar="MINUTES",
+        help="only transactions whose last write is older (default: 15, Kafka's"
+        " transaction.max.timeout.ms)",
+    )
+    find_hanging.set_defaults(run=_find_hanging)
+
     abort = actions.add_parser(
         "abort",
         help="abort a hanging transaction on a partition (needs ALTER on the cluster)",
@@ -71,7 +91,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     named.add_argument("--coordinator-epoch", type=int, metavar="EPOCH")
     abort.set_defaults(run=_abort)
 
-    for action in (listing, describe, producers, abort):
+    for action in (listing, describe, producers, find_hanging, abort):
         add_client_options(action)
 
 
@@ -115,6 +135,33 @@ def _describe_producers(args: argparse.Namespace) -> int:
     status(args, f"Describing the producers of {args.topic}-{args.partition} on {where}.")
     rows = transaction_admin.describe_producers(args, args.topic, args.partition, args.broker_id)
     for line in format_table(transaction_admin.PRODUCER_COLUMNS, rows):
+        print(line)
+    return 0
+
+
+@command
+def _find_hanging(args: argparse.Namespace) -> int:
+    from odradek.cli import transaction_admin
+
+    if args.topic is None and args.broker_id is None:
+        raise CliError("find-hanging needs --topic or --broker-id to limit the search")
+    if args.partition is not None and args.topic is None:
+        raise CliError("--partition needs --topic")
+    scope = []
+    if args.topic is not None:
+        scope.append(f"topic {args.topic}")
+    if args.broker_id is not None:
+        scope.append(f"broker {args.broker_id}")
+    status(args, f"Searching the partitions of {' and '.join(scope)} for hanging transactions.")
+    rows = transaction_admin.find_hanging(
+        args,
+        args.topic,
+        args.partition,
+        args.broker_id,
+        args.max_transaction_timeout * 60_000,
+        int(time.time() * 1000),
+    )
+    for line in format_table(transaction_admin.HANGING_COLUMNS, rows):
         print(line)
     return 0
 

@@ -18,7 +18,9 @@ from broker_process import Broker, BrokerFactory, unique_name
 from cluster_harness import ClusterFactory
 from confluent_kafka import IsolationLevel, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, OffsetSpec  # type: ignore[attr-defined]
+from kafka.record.default_records import DefaultRecordBatchBuilder
 from kafka_tools import kafka_tool
+from kafka_wire import WireClient
 from odradek_cli import odradek
 from test_transactions import TIMEOUT_S, read_committed, topic_of, transactional
 
@@ -208,6 +210,44 @@ def test_an_unreachable_cluster_is_said_so_within_the_timeout() -> None:
                      "1", expect=1)  # fmt: skip
     assert "could not reach the cluster at 127.0.0.1:1 within 1 s" in failed.stderr
     assert time.monotonic() - started < 20
+
+
+def orphan_batch(producer_id: int, timestamp_ms: int) -> bytes:
+    builder = DefaultRecordBatchBuilder(
+        magic=2, compression_type=0, is_transactional=True, producer_id=producer_id,
+        producer_epoch=0, base_sequence=0, batch_size=1 << 20,
+    )  # fmt: skip
+    builder.append(0, timestamp=timestamp_ms, key=None, value=b"orphan", headers=[])
+    return bytes(builder.build())
+
+
+def test_find_hanging_shows_a_transaction_no_coordinator_knows_and_abort_ends_it(
+    broker: Broker,
+) -> None:
+    """A transactional batch of a producer id no coordinator gave out (Produce takes it
+    unverified, as Kafka did before KIP-890, which is how its hanging transactions came
+    about) hangs; an open transaction its coordinator holds does not. Kafka's own
+    find-hanging agrees."""
+    topic = topic_of(broker)
+    orphan = 1 << 40
+    with WireClient.to(broker.bootstrap) as wire:
+        written = wire.produce(topic, 0, orphan_batch(orphan, int(time.time() * 1000) - 60_000))
+    assert int(written.error_code) == 0, written
+    held = opened(broker, topic, unique_name("held"))
+    search = ("find-hanging", "--topic", topic, "--max-transaction-timeout", "0")
+    found = table(cli(broker, *search).stdout)
+    assert [(r["Topic"], r["Partition"], r["ProducerId"], r["StartOffset"]) for r in found] == [
+        (topic, "0", str(orphan), "0")
+    ]
+    assert found[0]["Duration(min)"] == "1"
+    assert table(cli(broker, "find-hanging", "--topic", topic).stdout) == []  # 15 minutes
+    java = kafka_tool("kafka-transactions", "--bootstrap-server", broker.bootstrap, *search)
+    assert [row.split()[:3] for row in java.splitlines()[1:]] == [[topic, "0", str(orphan)]], java
+    cli(broker, "abort", "--topic", topic, "--partition", "0", "--start-offset", "0")
+    assert table(cli(broker, *search).stdout) == []
+    held.abort_transaction(TIMEOUT_S)
+    refused = cli(broker, "find-hanging", "--partition", "0", expect=1)
+    assert "find-hanging needs --topic or --broker-id" in refused.stderr
 
 
 def test_abort_needs_a_start_offset_or_the_whole_producer(broker: Broker) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 from kafka.admin._transactions import (
+    PartitionProducerState,
     ProducerState,
     TransactionDescription,
     TransactionListing,
@@ -16,9 +17,13 @@ from odradek.cli.client_options import CliError
 from odradek.cli.main import build_parser
 from odradek.cli.transaction_admin import (
     Abort,
+    OpenTransaction,
     abort_at,
     description_row,
+    hanging,
+    hanging_rows,
     listing_rows,
+    open_for_longer_than,
     producer_rows,
 )
 
@@ -42,14 +47,20 @@ def test_a_description_has_the_duration_of_an_open_transaction_and_its_partition
     assert description_row("app", empty, 7500)[4:] == ("Empty", 60000, "None", "None", "")
 
 
-def producer(producer_id: int, start: int, coordinator_epoch: int = 3) -> ProducerState:
-    return ProducerState(producer_id, 2, 10, 1_700_000_000_000, coordinator_epoch, start)
+NOW = 1_700_000_000_000
+MINUTE = 60_000
+
+
+def producer(
+    producer_id: int, start: int, coordinator_epoch: int = 3, last_timestamp: int = NOW
+) -> ProducerState:
+    return ProducerState(producer_id, 2, 10, last_timestamp, coordinator_epoch, start)
 
 
 def test_producers_are_listed_by_id_with_none_where_no_transaction_is_open() -> None:
     assert producer_rows([producer(9, 40), producer(5, -1, coordinator_epoch=-1)]) == [
-        (5, 2, -1, 10, 1_700_000_000_000, "None"),
-        (9, 2, 3, 10, 1_700_000_000_000, 40),
+        (5, 2, -1, 10, NOW, "None"),
+        (9, 2, 3, 10, NOW, 40),
     ]
 
 
@@ -76,3 +87,25 @@ def test_abort_names_a_partition_and_describe_a_transactional_id() -> None:
     ):
         with pytest.raises(SystemExit):
             parser.parse_args(argv)
+
+
+def test_hanging_candidates_are_open_transactions_older_than_the_maximum_timeout() -> None:
+    old = producer(1, 0, last_timestamp=NOW - 20 * MINUTE)
+    young = producer(2, 5, last_timestamp=NOW - MINUTE)
+    closed = producer(3, -1, last_timestamp=0)
+    states = {
+        TopicPartition("t", 1): PartitionProducerState([young]),
+        TopicPartition("t", 0): PartitionProducerState([old, closed]),
+    }
+    assert open_for_longer_than(states, 15 * MINUTE, NOW) == [OpenTransaction("t", 0, old)]
+    assert len(open_for_longer_than(states, 0, NOW)) == 2
+
+
+def test_a_transaction_hangs_unless_its_coordinator_holds_the_partition() -> None:
+    found = [
+        OpenTransaction("t", p, producer(pid, 0)) for p, pid in ((0, 1), (1, 2), (2, 3), (3, 4))
+    ]
+    ids = {1: "held", 2: "elsewhere", 3: "expired"}  # 4: no transactional id at all
+    held = {"held": {("t", 0)}, "elsewhere": {("t", 9)}, "expired": None}
+    assert [t.producer.producer_id for t in hanging(found, ids, held)] == [2, 3, 4]
+    assert hanging_rows(found[:1], NOW + 20 * MINUTE + 59_999) == [("t", 0, 1, 2, 3, 0, NOW, 20)]
