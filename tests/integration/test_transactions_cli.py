@@ -241,6 +241,9 @@ def test_find_hanging_shows_a_transaction_no_coordinator_knows_and_abort_ends_it
     ]
     assert found[0]["Duration(min)"] == "1"
     assert table(cli(broker, "find-hanging", "--topic", topic).stdout) == []  # 15 minutes
+    on_broker = table(cli(broker, "find-hanging", "--broker-id", "0",
+                          "--max-transaction-timeout", "0").stdout)  # fmt: skip
+    assert (topic, str(orphan)) in [(r["Topic"], r["ProducerId"]) for r in on_broker]
     java = kafka_tool("kafka-transactions", "--bootstrap-server", broker.bootstrap, *search)
     assert [row.split()[:3] for row in java.splitlines()[1:]] == [[topic, "0", str(orphan)]], java
     cli(broker, "abort", "--topic", topic, "--partition", "0", "--start-offset", "0")
