@@ -44,6 +44,7 @@ from odradek.broker.server.replication_metrics import ReplicationCollector
 from odradek.broker.transaction.coordinator import TransactionCoordinator
 from odradek.broker.transaction.marker_writer import MarkerWriter
 from odradek.broker.transaction.transaction_config import TransactionConfig
+from odradek.broker.transaction.transaction_metrics import TransactionCollector
 from odradek.broker.transaction.verification import TransactionVerifier
 
 if TYPE_CHECKING:
@@ -146,6 +147,7 @@ class BrokerServer:
         groups.start()  # after the replicas: it loads the __consumer_offsets partitions they hold
         transactions.start()  # likewise __transaction_state
         metrics.registry.register(GroupCollector(groups))
+        metrics.registry.register(TransactionCollector(transactions))
         metrics.registry.register(CleanerCollector(self._logs))
         metrics.registry.register(ReplicationCollector(self.context, lambda: self._membership))
 

@@ -8,13 +8,18 @@ CONCURRENT_TRANSACTIONS, as Kafka's pending state does. EndTxn is answered once
 PrepareCommit/PrepareAbort is written; the markers then go to every partition of the
 transaction (``MarkerWriter``), and CompleteCommit/CompleteAbort is written after them. A
 new leader of a partition finishes the prepared transactions it loads.
+
+For metrics it counts the commits it prepares and the aborts, by why (``AbortReason``), and
+tells the ages of the open transactions; ``transaction_metrics`` reads them at scrape time.
 """
 
 from __future__ import annotations
 
 import asyncio
+import enum
 import logging
 import time
+from collections import Counter
 from collections.abc import Awaitable, Callable, Coroutine, Iterable
 
 from odradek.broker.cluster.coordinator_log import LoggedRecord, read_log
@@ -48,11 +53,18 @@ from odradek.broker.transaction.transaction_metadata import (
     init_producer_id,
     is_expired,
     needs_new_producer_id,
+    open_ages_ms,
     verify_partitions,
 )
 
 log = logging.getLogger(__name__)
 PREPARED = (TransactionState.PREPARE_COMMIT, TransactionState.PREPARE_ABORT)
+
+
+class AbortReason(enum.Enum):
+    CLIENT = "client"  # EndTxn: the producer aborted
+    TIMEOUT = "timeout"  # open longer than its transaction.timeout.ms
+    FENCED = "fenced"  # InitProducerId of a new producer with the same transactional id
 
 
 def partition_for_transactional_id(transactional_id: str, partitions: int) -> int:
@@ -88,6 +100,8 @@ class TransactionCoordinator:
         self.transactions: dict[str, TransactionMetadata] = {}
         self._pending: set[str] = set()
         self._tasks: set[asyncio.Task[None]] = set()
+        self.commits = 0
+        self.aborts: Counter[AbortReason] = Counter()
 
     # --- life cycle ----------------------------------------------------------------------------
 
@@ -120,7 +134,8 @@ class TransactionCoordinator:
             )
         current = self._owned(transactional_id)
         if current is not None and current.state is TransactionState.ONGOING:
-            self._complete_in_background(transactional_id, fence(current, self._now()))
+            fenced = fence(current, self._now())
+            self._complete_in_background(transactional_id, fenced, AbortReason.FENCED)
             raise KafkaError(ErrorCode.concurrent_transactions, "aborting the open transaction")
         fresh = await self._allocate() if needs_new_producer_id(current) else -1
         chosen = init_producer_id(
@@ -159,6 +174,10 @@ class TransactionCoordinator:
         if prepared is None:
             return  # completed that way already: a retry
         await self._write(transactional_id, prepared)
+        if commit:
+            self.commits += 1
+        else:
+            self.aborts[AbortReason.CLIENT] += 1
         self._complete_in_background(transactional_id, prepared, written=True)
 
     def describe(self, transactional_id: str) -> TransactionMetadata:
@@ -172,21 +191,36 @@ class TransactionCoordinator:
             raise KafkaError(ErrorCode.coordinator_load_in_progress)
         return [t for t in self.transactions.values() if t.state is not TransactionState.DEAD]
 
+    def open_transaction_ages_ms(self) -> list[int]:
+        """How long each open transaction of the ids coordinated here has been open."""
+        return open_ages_ms(self.transactions.values(), self._now())
+
     # --- completion ----------------------------------------------------------------------------
 
     def _complete_in_background(
-        self, transactional_id: str, prepared: TransactionMetadata, written: bool = False
+        self,
+        transactional_id: str,
+        prepared: TransactionMetadata,
+        reason: AbortReason | None = None,
+        written: bool = False,
     ) -> None:
-        """Write ``prepared`` (unless ``written``), its markers, then its completion."""
+        """Write ``prepared`` (unless ``written``; an abort counted by ``reason`` once
+        written), its markers, then its completion."""
         self._pending.add(transactional_id)
-        self._spawn(self._complete(transactional_id, prepared, written))
+        self._spawn(self._complete(transactional_id, prepared, reason, written))
 
     async def _complete(
-        self, transactional_id: str, prepared: TransactionMetadata, written: bool
+        self,
+        transactional_id: str,
+        prepared: TransactionMetadata,
+        reason: AbortReason | None,
+        written: bool,
     ) -> None:
         try:
             if not written:
                 await self._write(transactional_id, prepared, pending_ok=True)
+                if reason is not None:
+                    self.aborts[reason] += 1
             marker = TransactionMarker(
                 prepared.producer_id,
                 prepared.producer_epoch,
@@ -213,7 +247,8 @@ class TransactionCoordinator:
                     and current.start_ms + current.timeout_ms < now
                 ):
                     log.info("transaction %r timed out: aborting it", transactional_id)
-                    self._complete_in_background(transactional_id, fence(current, now))
+                    timed_out = fence(current, now)
+                    self._complete_in_background(transactional_id, timed_out, AbortReason.TIMEOUT)
 
     async def _remove_expired_every(self) -> None:
         while True:

@@ -211,6 +211,21 @@ def complete(current: TransactionMetadata, now_ms: int) -> TransactionMetadata:
     return replace(current, state=done, partitions={}, last_update_ms=now_ms)
 
 
+OPEN_STATES = (
+    TransactionState.ONGOING,
+    TransactionState.PREPARE_COMMIT,
+    TransactionState.PREPARE_ABORT,
+)
+"""A transaction holding back its partitions' last stable offset until its markers are
+written."""
+
+
+def open_ages_ms(transactions: Iterable[TransactionMetadata], now_ms: int) -> list[int]:
+    """How long each open transaction has been open (never negative: a coordinator's clock
+    may be behind the one that started it, before a failover)."""
+    return [max(now_ms - t.start_ms, 0) for t in transactions if t.state in OPEN_STATES]
+
+
 IDLE_STATES = (
     TransactionState.EMPTY,
     TransactionState.COMPLETE_COMMIT,

@@ -1,38 +1,19 @@
-"""Client quotas for the CLI (odradek.client_quota_requests on kafka-python's admin
-client), configured from the same ``-X`` librdkafka properties as every other command
-(the security ones translated; any other is refused by name).
-"""
+"""Client quotas for the CLI: odradek.client_quota_requests on kafka-python's admin
+client (``kafka_python_admin``)."""
 
 from __future__ import annotations
 
 import argparse
 import contextlib
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
-
-from kafka import KafkaAdminClient  # type: ignore[import-untyped]
-from kafka.errors import KafkaError as KafkaPythonError  # type: ignore[import-untyped]
 
 from odradek import client_quota_requests as quota_requests
 from odradek.cli.client_options import CliError
+from odradek.cli.kafka_python_admin import admin_client, timeout_ms
 from odradek.client_quota_requests import CLIENT_ID, DEFAULT, EXACT, SPECIFIED, USER, Entity
 
 DEFAULT_NAME = "<default>"  # how kafka-configs shows, and Odradek takes, a type's default
-
-# librdkafka property -> kafka-python argument, for the properties a secured cluster needs.
-_TRANSLATED = {
-    "security.protocol": "security_protocol",
-    "sasl.mechanism": "sasl_mechanism",
-    "sasl.mechanisms": "sasl_mechanism",
-    "sasl.username": "sasl_plain_username",
-    "sasl.password": "sasl_plain_password",
-    "ssl.ca.location": "ssl_cafile",
-    "ssl.certificate.location": "ssl_certfile",
-    "ssl.key.location": "ssl_keyfile",
-    "ssl.key.password": "ssl_password",
-}
-
-_NAMES_IN_CAPITALS = {"security.protocol", "sasl.mechanism", "sasl.mechanisms"}
 
 
 def entity(user: str, client_id: str | None) -> Entity:
@@ -64,13 +45,13 @@ def describe(args: argparse.Namespace, users: Sequence[str]) -> dict[Entity, dic
     """The quotas of ``users`` (every user when empty), alone and with a client id."""
     filters = [_user_filter(user) for user in users] or [[(USER, SPECIFIED, None)]]
     with _admin(args) as admin:
-        return quota_requests.describe(admin, filters, _timeout_ms(args))
+        return quota_requests.describe(admin, filters, timeout_ms(args))
 
 
 def alter(args: argparse.Namespace, target: Entity, ops: Mapping[str, float | None]) -> None:
     """Set (a value) or remove (None) quotas of ``target``."""
     with _admin(args) as admin:
-        quota_requests.alter(admin, target, ops, _timeout_ms(args))
+        quota_requests.alter(admin, target, ops, timeout_ms(args))
 
 
 def _user_filter(user: str) -> list[tuple[str, int, str | None]]:
@@ -79,39 +60,11 @@ def _user_filter(user: str) -> list[tuple[str, int, str | None]]:
     return [(USER, EXACT, user)]
 
 
-def _timeout_ms(args: argparse.Namespace) -> int:
-    return int(args.timeout * 1000)
-
-
 @contextlib.contextmanager
 def _admin(args: argparse.Namespace) -> Iterator[Any]:
-    """An admin client on the cluster, closed after use; its failures as ``CliError``."""
-    try:
-        admin = KafkaAdminClient(
-            bootstrap_servers=args.bootstrap_server.split(","),
-            request_timeout_ms=_timeout_ms(args),
-            client_id="odradek-cli",
-            **_translated(args.client_properties),
-        )
-    except KafkaPythonError as error:
-        raise CliError(f"cannot reach the cluster at {args.bootstrap_server}: {error}") from None
-    try:
-        yield admin
-    except KafkaPythonError as error:
-        raise CliError(f"the cluster at {args.bootstrap_server} did not answer: {error}") from None
-    except quota_requests.QuotaRequestError as error:
-        raise CliError(str(error)) from None
-    finally:
-        admin.close()
-
-
-def _translated(properties: Iterable[tuple[str, str]]) -> dict[str, Any]:
-    kwargs: dict[str, Any] = {}
-    for key, value in properties:
-        if key == "ssl.endpoint.identification.algorithm":
-            kwargs["ssl_check_hostname"] = value.lower() == "https"
-        elif key in _TRANSLATED:
-            kwargs[_TRANSLATED[key]] = value.upper() if key in _NAMES_IN_CAPITALS else value
-        else:
-            raise CliError(f"-X {key}: quota commands take only the security properties")
-    return kwargs
+    """An admin client on the cluster; a refused quota request as ``CliError``."""
+    with admin_client(args) as admin:
+        try:
+            yield admin
+        except quota_requests.QuotaRequestError as error:
+            raise CliError(str(error)) from None

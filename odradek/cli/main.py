@@ -23,6 +23,7 @@ def _registrars() -> list[_Registrar]:
         mirror_command,
         produce_command,
         topic_command,
+        transactions_command,
         user_command,
     )
 
@@ -37,6 +38,7 @@ def _registrars() -> list[_Registrar]:
         mirror_command.register,
         acl_command.register,
         user_command.register,
+        transactions_command.register,
     ]
 
 

@@ -155,7 +155,7 @@ def test_user_quotas_set_listed_and_removed_as_kafka_configs_sees_them(
                             expect=2)  # fmt: skip
     assert "producer_byte_rate: 'fast' is not a number" in not_a_number.stderr
     foreign = as_admin(secured, "user", "quotas", "-X", "client.rack=a", expect=1)
-    assert "-X client.rack: quota commands take only the security properties" in foreign.stderr
+    assert "-X client.rack: this command takes only the security properties" in foreign.stderr
 
 
 def acl_rows(secured: SecuredBroker, *filters: str) -> list[list[str]]:
@@ -194,3 +194,43 @@ def test_acls_added_listed_and_removed_decide_what_alice_may_write(secured: Secu
     assert acl_rows(secured, "--principal", "User:alice") == []
     everything = as_admin(secured, "acl", "remove", expect=1)
     assert "this would remove every ACL" in everything.stderr
+
+
+def test_transactions_are_listed_described_and_aborted_by_an_administrator_only(
+    secured: SecuredBroker,
+) -> None:
+    """The transaction commands take the security properties (-X) like every other; aborting
+    needs ALTER on the cluster, which carol, who may see the topic, lacks."""
+    topic = unique_name("txn")
+    as_admin(secured, "topic", "create", topic, "--partitions", "1")
+    transactional_id = unique_name("app")
+    user, password = ADMIN
+    producer = Producer({"bootstrap.servers": secured.sasl_plaintext_bootstrap(),
+                         "security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "PLAIN",
+                         "sasl.username": user, "sasl.password": password,
+                         "transactional.id": transactional_id})  # fmt: skip
+    producer.init_transactions(30)
+    producer.begin_transaction()
+    producer.produce(topic, b"open", partition=0)
+    producer.flush(30)
+
+    listed = as_admin(secured, "transactions", "list").stdout
+    assert [transactional_id, "0"] in [line.split()[:2] for line in listed.splitlines()], listed
+    described = as_admin(secured, "transactions", "describe", "--transactional-id",
+                         transactional_id).stdout  # fmt: skip
+    header, row = described.splitlines()
+    columns = dict(zip(header.split(), row.split(), strict=True))
+    assert (columns["TransactionState"], columns["TopicPartitions"]) == ("Ongoing", f"{topic}-0")
+
+    as_carol = ["--bootstrap-server", secured.sasl_plaintext_bootstrap(),
+                "-X", "security.protocol=SASL_PLAINTEXT", "-X", "sasl.mechanism=PLAIN",
+                "-X", "sasl.username=carol", "-X", "sasl.password=carol-secret"]  # fmt: skip
+    as_admin(secured, "acl", "add", "--principal", "User:carol", "--topic", topic,
+             "--operation", "describe")  # fmt: skip
+    refused = odradek("transactions", "abort", "--topic", topic, "--partition", "0",
+                      "--producer-id", columns["ProducerId"], "--producer-epoch", "0",
+                      "--coordinator-epoch", "0", *as_carol, expect=1)  # fmt: skip
+    assert "CLUSTER_AUTHORIZATION_FAILED" in refused.stderr, refused.stderr
+    done = as_admin(secured, "transactions", "abort", "--topic", topic, "--partition", "0",
+                    "--start-offset", "0")  # fmt: skip
+    assert f"Aborted the transaction of producer {columns['ProducerId']}" in done.stderr

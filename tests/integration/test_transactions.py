@@ -26,9 +26,9 @@ def topic_of(broker: Broker, partitions: int = 2) -> str:
     return name
 
 
-def transactional(broker: Broker, transactional_id: str) -> Producer:
+def transactional(broker: Broker, transactional_id: str, **config: str) -> Producer:
     producer = Producer(
-        {"bootstrap.servers": broker.bootstrap, "transactional.id": transactional_id}
+        {"bootstrap.servers": broker.bootstrap, "transactional.id": transactional_id, **config}
     )
     producer.init_transactions(TIMEOUT_S)
     return producer

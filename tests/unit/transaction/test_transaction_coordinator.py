@@ -25,7 +25,7 @@ from odradek.broker.cluster.topic_planning import plan_topic
 from odradek.broker.log.log_config import LogConfig
 from odradek.broker.log.log_manager import LogManager
 from odradek.broker.protocol.errors import ErrorCode, KafkaError
-from odradek.broker.transaction.coordinator import TransactionCoordinator
+from odradek.broker.transaction.coordinator import AbortReason, TransactionCoordinator
 from odradek.broker.transaction.marker_writer import MarkerWriter
 from odradek.broker.transaction.transaction_config import TRANSACTION_STATE_TOPIC, TransactionConfig
 from odradek.broker.transaction.transaction_log_format import TransactionState
@@ -257,3 +257,38 @@ def test_an_idle_id_expires_and_stays_forgotten_after_a_reload(tmp_path: Path) -
 
     assert run(first)[1] == 0
     run(second)
+
+
+def test_commits_and_aborts_are_counted_by_reason_and_open_transactions_aged(
+    tmp_path: Path,
+) -> None:
+    clock = Clock()
+
+    async def transaction(coordinator: TransactionCoordinator, tid: str, timeout_ms: int = 60000
+                          ) -> tuple[int, int]:  # fmt: skip
+        producer = await coordinator.init_producer_id(tid, timeout_ms, None)
+        await coordinator.add_partitions(tid, producer, [(TOPIC, 0)])
+        return producer
+
+    async def scenario() -> None:
+        async with running(tmp_path, clock) as (coordinator, _):
+            committed = await transaction(coordinator, "committed")
+            clock.now += 3
+            aborted = await transaction(coordinator, "aborted")
+            assert coordinator.open_transaction_ages_ms() == [3000, 0]
+            await coordinator.end_transaction("committed", committed, commit=True)
+            await coordinator.end_transaction("aborted", aborted, commit=False)
+            await transaction(coordinator, "zombie")
+            with pytest.raises(KafkaError):
+                await coordinator.init_producer_id("zombie", 60000, None)
+            await transaction(coordinator, "slow", timeout_ms=1000)
+            clock.now += 2
+            for tid in ("committed", "aborted", "zombie", "slow"):
+                await until_idle(coordinator, tid)
+            assert coordinator.open_transaction_ages_ms() == []
+            assert coordinator.commits == 1
+            assert coordinator.aborts == {
+                AbortReason.CLIENT: 1, AbortReason.FENCED: 1, AbortReason.TIMEOUT: 1
+            }  # fmt: skip
+
+    run(scenario)

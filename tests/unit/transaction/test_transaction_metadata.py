@@ -18,6 +18,7 @@ from odradek.broker.transaction.transaction_metadata import (
     end_transaction,
     fence,
     init_producer_id,
+    open_ages_ms,
     verify_partitions,
 )
 
@@ -136,3 +137,13 @@ def test_the_stored_state_round_trips() -> None:
     assert ongoing is not None
     loaded = TransactionMetadata.loaded("app", ongoing.stored())
     assert loaded == ongoing
+
+
+def test_open_transactions_are_aged_from_their_start_until_complete() -> None:
+    empty = started()
+    ongoing = add_partitions(empty, (1000, 0), [("t", 0)], 100)
+    assert ongoing is not None
+    prepared = end_transaction(ongoing, (1000, 0), True, 300)
+    assert prepared is not None
+    assert open_ages_ms([empty, ongoing, prepared, complete(prepared, 400)], 1100) == [1000, 1000]
+    assert open_ages_ms([ongoing], 50) == [0]  # a clock behind the one that started it
