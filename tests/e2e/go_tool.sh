@@ -28,36 +28,25 @@ case "${tool}" in
 esac
 cache="${HOME}/.cache/odradek"
 out="${cache}/go-tools/${tool}-${version}"
-if [ -x "${out}/${tool}" ]; then
-  echo "${out}"
-  exit 0
-fi
-
-say() { printf '[go_tool] %s\n' "$*" >&2; }
-command -v go >/dev/null || { say "no Go toolchain on PATH"; exit 2; }
-mkdir -p "${out}" "${cache}/go"
-exec 9>"${out}.lock"
-flock 9  # one build per tool, even with concurrent callers
-if [ -x "${out}/${tool}" ]; then
-  echo "${out}"
-  exit 0
-fi
-
+built() { [ -x "${out}/${tool}" ]; }
 # shellcheck source=tests/e2e/go_env.sh
 source "$(dirname "$0")/go_env.sh"
+go_build_begin built  # one build per tool
+
 say "building ${package}@${version} (minutes; log in ${out}/build.log)"
 started=$(date +%s)
+# Chained with &&: on the left of || bash ignores set -e, so a failed step would go on.
 (
-  cd "${src}"
-  go mod init odradek.local/go-tool
-  go get "${package}@${version}"
-  nice -n 19 go build -p "${ODRADEK_KUBE_BUILD_JOBS:-2}" -trimpath -ldflags "-s -w" \
-    -o "${out}/${tool}.tmp" "${package}"
-  if [ "${tool}" = metallb ]; then
-    mkdir -p "${out}/crds"
-    cp "${GOMODCACHE}/go.universe.tf/metallb@${version}/config/crd/bases/"*.yaml "${out}/crds/"
-    chmod u+w "${out}/crds/"*.yaml
-  fi
+  cd "${src}" &&
+    go mod init odradek.local/go-tool &&
+    go get "${package}@${version}" &&
+    nice -n 19 go build -p "${ODRADEK_KUBE_BUILD_JOBS:-2}" -trimpath -ldflags "-s -w" \
+      -o "${out}/${tool}.tmp" "${package}" &&
+    if [ "${tool}" = metallb ]; then
+      mkdir -p "${out}/crds" &&
+        cp "${GOMODCACHE}/go.universe.tf/metallb@${version}/config/crd/bases/"*.yaml "${out}/crds/" &&
+        chmod u+w "${out}/crds/"*.yaml
+    fi
 ) >"${out}/build.log" 2>&1 || { tail -n 40 "${out}/build.log" >&2; exit 1; }
 mv "${out}/${tool}.tmp" "${out}/${tool}"
 rm -rf "${src}"

@@ -26,27 +26,14 @@ missing() {
   for command in "${commands[@]}"; do [ -x "${out}/${command}" ] || echo "${command}"; done
 }
 have_all() { [ -z "$(missing)" ]; }
-if have_all; then
-  echo "${out}"
-  exit 0
-fi
-
-say() { printf '[kube_binaries] %s\n' "$*" >&2; }
-command -v go >/dev/null || { say "no Go toolchain on PATH"; exit 2; }
-mkdir -p "${out}" "${cache}/go"
-exec 9>"${out}.lock"
-flock 9  # one build per version, even with concurrent callers
-if have_all; then
-  echo "${out}"
-  exit 0
-fi
-
 # shellcheck source=tests/e2e/go_env.sh
 source "$(dirname "$0")/go_env.sh"
+go_build_begin have_all  # one build per version
 
 say "resolving k8s.io/kubernetes@${version}"
 # The proxy refuses some versions (403 "not available"): say so rather than fail later.
-kube_mod="$(go mod download -json "k8s.io/kubernetes@${version}" | python3 -c '
+# -I: run from the repository's root, its operator/ would shadow the standard library's.
+kube_mod="$(go mod download -json "k8s.io/kubernetes@${version}" | python3 -I -c '
 import json, sys
 found = json.load(sys.stdin)
 sys.exit(found["Error"]) if "Error" in found else print(found["GoMod"])')"

@@ -73,6 +73,13 @@ def test_a_mirrormaker_copies_a_topic_between_two_clusters_on_pods(
 
         pods = kubectl.items(NAMESPACE, "pods", f"app.kubernetes.io/instance={name}")
         assert len(pods) == 1 and pods[0]["status"]["phase"] == "Running"
+        # the garbage collector removes the mirror's Deployment with the MirrorMaker
+        owner = kubectl.get(NAMESPACE, "mirrormaker", name)
+        deployment = kubectl.get(NAMESPACE, "deployment", f"{name}-mirror")
+        assert owner is not None and deployment is not None
+        [reference] = deployment["metadata"]["ownerReferences"]
+        assert reference["kind"] == "MirrorMaker" and reference["name"] == name
+        assert reference["uid"] == owner["metadata"]["uid"] and reference["controller"]
         after = produce_keyed(real_cluster, TOPIC, 200, 100)
         copy = functools.partial(mirrored, real_cluster, len(before) + len(after))
         records = wait_for(

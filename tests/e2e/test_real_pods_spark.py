@@ -40,6 +40,7 @@ SERVICE_ACCOUNT = "spark"
 PIPELINE = "local:///opt/odradek-package/odradek/spark/pipelines/activity_tracking.py"
 SUBMIT_TIMEOUT_S = 120
 DRIVER_TIMEOUT_S = 480
+WORK_DIR = "/opt/spark/work-dir"
 
 
 def driver_rbac() -> list[dict[str, Any]]:
@@ -68,7 +69,42 @@ def driver_rbac() -> list[dict[str, Any]]:
     ]
 
 
-def spark_submit(cluster: RealCluster, image: str, zone: str) -> list[str]:
+def pod_template() -> dict[str, Any]:
+    """Spark's driver and executor pods under the broker's rules: uid 1000, a read-only
+    root filesystem, writes only to volumes: emptyDirs on /tmp (the JVM's and Python's
+    temporary files) and the working directory (the job's checkpoints); Spark's backend
+    adds its own for spark.local.dir and, on the driver, its config."""
+    volumes = {"tmp": "/tmp", "work-dir": WORK_DIR}
+    container = {
+        "name": "spark",
+        "securityContext": {
+            "readOnlyRootFilesystem": True,
+            "allowPrivilegeEscalation": False,
+            "capabilities": {"drop": ["ALL"]},
+        },
+        "volumeMounts": [{"name": name, "mountPath": path} for name, path in volumes.items()],
+    }
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "spec": {
+            "securityContext": {"runAsNonRoot": True, "runAsUser": 1000, "runAsGroup": 1000},
+            "containers": [container],
+            "volumes": [{"name": name, "emptyDir": {}} for name in volumes],
+        },
+    }
+
+
+def runs_as_the_broker_does(pod: dict[str, Any]) -> bool:
+    [container] = pod["spec"]["containers"]
+    return (
+        pod["spec"]["securityContext"]["runAsUser"] == 1000
+        and container["securityContext"]["readOnlyRootFilesystem"] is True
+        and {m["mountPath"] for m in container["volumeMounts"]} >= {"/tmp", WORK_DIR}
+    )
+
+
+def spark_submit(cluster: RealCluster, image: str, zone: str, template: Path) -> list[str]:
     conf = {
         "spark.kubernetes.namespace": NAMESPACE,
         "spark.kubernetes.container.image": image,
@@ -87,6 +123,8 @@ def spark_submit(cluster: RealCluster, image: str, zone: str) -> list[str]:
         "spark.executor.memory": "512m",
         "spark.executor.instances": "1",
         "spark.executor.cores": "2",
+        "spark.kubernetes.driver.podTemplateFile": str(template),
+        "spark.kubernetes.executor.podTemplateFile": str(template),
     }
     argv = [
         str(spark_home_without_zip() / "bin/spark-submit"),
@@ -96,7 +134,7 @@ def spark_submit(cluster: RealCluster, image: str, zone: str) -> list[str]:
         argv += ["--conf", f"{key}={value}"]
     return [
         *argv, PIPELINE, "--bootstrap-servers", BOOTSTRAP, "--source-topic", SOURCE,
-        "--results-topic", RESULTS, "--checkpoint-dir", "/opt/spark/work-dir/checkpoints",
+        "--results-topic", RESULTS, "--checkpoint-dir", f"{WORK_DIR}/checkpoints",
         "--available-now",
     ]  # fmt: skip
 
@@ -146,9 +184,11 @@ def test_a_spark_job_on_driver_and_executor_pods_reads_a_topic_with_format_odrad
     host_only = ("PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON")  # set by earlier Spark tests
     inherited = {k: v for k, v in os.environ.items() if k not in host_only}
     environment = {**inherited, "KUBECONFIG": str(real_cluster.plane.kubeconfig)}
+    template = tmp_path / "spark-pod.yaml"
+    template.write_text(json.dumps(pod_template()))  # JSON is YAML
     try:
         submitted = subprocess.run(
-            spark_submit(real_cluster, image, node.zone),
+            spark_submit(real_cluster, image, node.zone, template),
             env=environment,
             capture_output=True,
             text=True,
@@ -169,11 +209,13 @@ def test_a_spark_job_on_driver_and_executor_pods_reads_a_topic_with_format_odrad
         phase = driver["status"]["phase"]
         assert phase == "Succeeded", f"the driver pod {phase}:\n{driver_log()}"
         assert driver["spec"]["nodeName"] == node.name
+        assert runs_as_the_broker_does(driver)
         executors = kubectl.items(NAMESPACE, "pods", "spark-role=executor")
         assert executors, "Spark started no executor pod"
         for executor in executors:
             assert executor["spec"]["nodeName"] == node.name
             assert executor["spec"]["containers"][0]["image"] == image
+            assert runs_as_the_broker_does(executor)
             name = executor["metadata"]["name"]
             log = kubectl.run("logs", "-n", NAMESPACE, name, check=False)
             assert "Finished task" in log, log[-4000:]

@@ -112,6 +112,16 @@ def test_a_broker_on_a_lost_node_is_rebuilt_in_another_zone_losing_nothing(
     [record] = [r for r in cluster["status"]["replacedBrokers"] if f"node {node.name}" in r]
     broker_id = int(victim["metadata"]["name"].rsplit("-", 1)[1])
     assert f"broker {broker_id}: node {node.name} has not been ready since" in record
+    # The pass that replaced it set the Ready condition's reason to BrokerReplaced, with
+    # the replacement as its message, until the next pass: the Event the operator writes
+    # whenever that condition says something new is the lasting record of it.
+    said = kubectl.json(
+        "get", "events", "-n", NAMESPACE, "--field-selector",
+        f"involvedObject.kind=Cluster,involvedObject.name={CLUSTER},reason=BrokerReplaced",
+    )["items"]  # fmt: skip
+    [event] = [e for e in said if f"node {node.name}" in e["message"]]
+    assert event["message"] in record
+    assert event["involvedObject"]["uid"] == cluster["metadata"]["uid"]
 
     def etcd_back() -> bool:
         members = kubectl.items(NAMESPACE, "pods", ETCD)

@@ -3,7 +3,8 @@
 The broker image runs as `docker run --read-only --user 1000` with a named volume for
 its data, its ports published on loopback; confluent-kafka and Apache Kafka's console
 tools produce and consume through it; a new container on the same volume serves the
-same records. The operator, mirror and Spark images start their entrypoints.
+same records. The operator, mirror and Spark images start their entrypoints, as uid 1000
+on a read-only root filesystem.
 
 Skipped only when no Docker Engine can run here. Every container and volume made here is
 removed afterwards, even on failure (docker_containers.py); the built images are kept so
@@ -223,8 +224,16 @@ def test_mirror_entrypoint_prints_its_help(containers: Containers, odradek_image
     assert done.stdout.startswith("usage: odradek mirror")
 
 
+# The Spark image under the broker's rules: uid 1000, a read-only root filesystem, and
+# writable only what a pod mounts as emptyDirs (tmpfs here): /tmp and the working directory.
+SPARK_RULES = (
+    "--read-only", "--user", "1000",
+    "--tmpfs", "/tmp", "--tmpfs", "/opt/spark/work-dir:uid=1000,gid=1000",
+)  # fmt: skip
+
+
 def test_spark_image_runs_spark_submit(containers: Containers, spark_image: str) -> None:
-    done = containers.run_to_end(spark_image, "spark-submit", "--version")
+    done = containers.run_to_end(*SPARK_RULES, spark_image, "spark-submit", "--version")
 
     assert done.returncode == 0, done.stderr
     assert "version 4.2.0" in done.stdout + done.stderr
@@ -269,7 +278,7 @@ def test_spark_job_in_the_spark_image_reads_the_broker_container_with_format_odr
 
     # Host networking: the job reaches the broker at the address it advertises.
     done = containers.run_to_end(
-        "--network", "host", spark_image,
+        "--network", "host", *SPARK_RULES, spark_image,
         "python3", "-c", SPARK_JOB, broker.bootstrap, "page-views",
         timeout=600,
     )  # fmt: skip
