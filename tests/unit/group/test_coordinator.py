@@ -9,16 +9,11 @@ from pathlib import Path
 from typing import Any
 
 from group_testing import group_config, subscription
+from one_broker import one_broker
 
-from odradek.broker.cluster.metadata_image import BrokerRegistration
-from odradek.broker.cluster.metadata_store import EmbeddedMetadataStore
-from odradek.broker.cluster.replica_manager import ReplicaManager
-from odradek.broker.cluster.topic_planning import plan_topic
 from odradek.broker.group.coordinator import GroupCoordinator, OffsetToCommit
 from odradek.broker.group.group_state import GroupState
 from odradek.broker.group.rebalance import JoinRequest, SyncRequest
-from odradek.broker.log.log_config import LogConfig
-from odradek.broker.log.log_manager import LogManager
 from odradek.broker.protocol.errors import ErrorCode, KafkaError
 
 TOPIC = "orders"
@@ -27,25 +22,17 @@ TOPIC = "orders"
 @asynccontextmanager
 async def running(data_dir: Path, **config: int) -> AsyncIterator[GroupCoordinator]:
     """A coordinator of one broker on ``data_dir``, its offsets partitions loaded."""
-    logs = LogManager(data_dir)
-    logs.load()
-    store = EmbeddedMetadataStore(data_dir, BrokerRegistration(0, "127.0.0.1", 9092))
-    replicas = ReplicaManager(0, logs, lambda topic: LogConfig())
-    replicas.apply(None, store.image)
-    store.subscribe(replicas.apply)
-    if TOPIC not in store.image.topics:
-        await store.create_topic(plan_topic(store.image, TOPIC, 2, 1))
-    coordinator = GroupCoordinator(group_config(offsets_topic_partitions=3, **config), store,
-                                   replicas, lambda: 1)  # fmt: skip
-    coordinator.start()
-    await coordinator.find_coordinator("any")
-    while coordinator.catalog.loading:
-        await asyncio.sleep(0.001)
-    try:
-        yield coordinator
-    finally:
-        await coordinator.stop()
-        logs.close_all()
+    async with one_broker(data_dir, TOPIC) as broker:
+        coordinator = GroupCoordinator(group_config(offsets_topic_partitions=3, **config),
+                                       broker.store, broker.replicas, lambda: 1)  # fmt: skip
+        coordinator.start()
+        await coordinator.find_coordinator("any")
+        while coordinator.catalog.loading:
+            await asyncio.sleep(0.001)
+        try:
+            yield coordinator
+        finally:
+            await coordinator.stop()
 
 
 def run(test: Callable[..., Awaitable[Any]], *args: Any) -> Any:

@@ -14,16 +14,12 @@ from typing import Any
 
 import pytest
 from kafka.record.default_records import DefaultRecordBatchBuilder
+from one_broker import one_broker
 
 from odradek.broker.cluster.internal_topics import InternalTopic
-from odradek.broker.cluster.metadata_image import BrokerRegistration
-from odradek.broker.cluster.metadata_store import EmbeddedMetadataStore
 from odradek.broker.cluster.peer_pool import PeerPool
 from odradek.broker.cluster.peer_security import PLAINTEXT
 from odradek.broker.cluster.replica_manager import ReplicaManager
-from odradek.broker.cluster.topic_planning import plan_topic
-from odradek.broker.log.log_config import LogConfig
-from odradek.broker.log.log_manager import LogManager
 from odradek.broker.protocol.errors import ErrorCode, KafkaError
 from odradek.broker.transaction.coordinator import AbortReason, TransactionCoordinator
 from odradek.broker.transaction.marker_writer import MarkerWriter
@@ -61,33 +57,26 @@ class Clock:
 async def running(
     data_dir: Path, clock: Clock | None = None, **changes: int
 ) -> AsyncIterator[tuple[TransactionCoordinator, ReplicaManager]]:
-    logs = LogManager(data_dir)
-    logs.load()
-    store = EmbeddedMetadataStore(data_dir, BrokerRegistration(0, "127.0.0.1", 9092))
-    replicas = ReplicaManager(0, logs, lambda topic: LogConfig())
-    replicas.apply(None, store.image)
-    store.subscribe(replicas.apply)
-    if TOPIC not in store.image.topics:
-        await store.create_topic(plan_topic(store.image, TOPIC, 2, 1))
-    ids = itertools.count(5000)
+    async with one_broker(data_dir, TOPIC) as broker:
+        store, replicas = broker.store, broker.replicas
+        ids = itertools.count(5000)
 
-    async def allocate() -> int:
-        return next(ids)
+        async def allocate() -> int:
+            return next(ids)
 
-    peers = PeerPool(store, 2.0, PLAINTEXT)
-    markers = MarkerWriter(0, store, replicas, lambda topic: 1, 2.0, peers, lambda *_: None)
-    coordinator = TransactionCoordinator(config(**changes), store, replicas, allocate, markers,
-                                         clock or Clock())  # fmt: skip
-    coordinator.start()
-    await coordinator.find_coordinator("any")  # makes __transaction_state
-    while coordinator.partitions.loading:
-        await asyncio.sleep(0.001)
-    try:
-        yield coordinator, replicas
-    finally:
-        await coordinator.stop()
-        peers.close()
-        logs.close_all()
+        peers = PeerPool(store, 2.0, PLAINTEXT)
+        markers = MarkerWriter(0, store, replicas, lambda topic: 1, 2.0, peers, lambda *_: None)
+        coordinator = TransactionCoordinator(config(**changes), store, replicas, allocate,
+                                             markers, clock or Clock())  # fmt: skip
+        coordinator.start()
+        await coordinator.find_coordinator("any")  # makes __transaction_state
+        while coordinator.partitions.loading:
+            await asyncio.sleep(0.001)
+        try:
+            yield coordinator, replicas
+        finally:
+            await coordinator.stop()
+            peers.close()
 
 
 def run(test: Callable[..., Awaitable[Any]], *args: Any) -> Any:
