@@ -108,8 +108,8 @@ async def _verify_transactions(
     ):
         return {}
     verifications: dict[tuple[str, int], Verification | ErrorCode] = {}
-    to_verify: dict[tuple[str, int], object] = {}
-    producer = None
+    # by producer (id, epoch): the partitions its batches would open a transaction in
+    to_verify: dict[tuple[int, int], dict[tuple[str, int], object]] = {}
     for name, index, records in batches:
         if name is None:
             continue
@@ -120,11 +120,11 @@ async def _verify_transactions(
         except KafkaError:
             continue  # the append answers why
         if opener is not None:
-            producer = opener
-            to_verify[(name, index)] = partition.verification_guard(opener[0])
-    if producer is not None:
-        codes = await context.verifier.verify(transactional_id, producer, list(to_verify))
-        for key, guard in to_verify.items():
+            guard = partition.verification_guard(opener[0])
+            to_verify.setdefault(opener, {})[(name, index)] = guard
+    for producer, guards in to_verify.items():
+        codes = await context.verifier.verify(transactional_id, producer, list(guards))
+        for key, guard in guards.items():
             code = codes.get(key, ErrorCode.invalid_txn_state)
             verifications[key] = Verification(guard) if code is ErrorCode.none else code
     return verifications
