@@ -75,12 +75,23 @@ class FollowerProgress:
     leader_end_at_last_fetch: int = 0
 
 
+@dataclass(eq=False)
+class VerificationGuard:
+    """A producer's verification under way in one partition (KIP-890), compared by
+    identity: a marker between the coordinator's answer and the append withdraws it."""
+
+    epoch: int
+    """The highest epoch verified under it."""
+    epoch_bumps: bool
+    """Transaction version 2: the previous transaction's marker carries the next epoch."""
+
+
 @dataclass(frozen=True)
 class Verification:
     """A Produce under KIP-890's check: the guard its producer's transaction was verified
     under (``verification_guard``), None when the request found no batch to verify."""
 
-    guard: object | None = None
+    guard: VerificationGuard | None = None
 
 
 class Partition:
@@ -106,7 +117,7 @@ class Partition:
         self.future_log: PartitionLog | None = None
         self._isr_changed_at = self._clock()
         # producer id -> the guard of the verification of its transaction under way (KIP-890)
-        self._verification_guards: dict[int, object] = {}
+        self._verification_guards: dict[int, VerificationGuard] = {}
         if state.leader == node_id:
             self._start_leading()
         self._maybe_advance_high_watermark()
@@ -203,25 +214,37 @@ class Partition:
 
     def transaction_to_verify(self, records: bytes) -> tuple[int, int] | None:
         """The (producer id, epoch) of a transactional batch that would open a transaction
-        here, which its coordinator must confirm first (KIP-890); None for any other."""
+        here, which its coordinator must confirm first (KIP-890); None for any other. A
+        batch of a newer epoch than the open transaction's belongs to the producer's next
+        transaction (transaction version 2 bumps the epoch at each end)."""
         if len(records) < HEADER_SIZE:
             return None  # the append refuses it
         header = read_header(records)
         if not header.is_transactional or header.is_control:
             return None
         entry = self.log.producers.get(header.producer_id)
-        if entry is not None and entry.in_transaction:
+        if entry is not None and entry.in_transaction and entry.epoch == header.producer_epoch:
             return None
         return header.producer_id, header.producer_epoch
 
-    def verification_guard(self, producer_id: int) -> object:
+    def verification_guard(
+        self, producer_id: int, epoch: int, epoch_bumps: bool
+    ) -> VerificationGuard:
         """The guard of a verification of ``producer_id``'s transaction (the one under way,
         if any), which its next marker here withdraws."""
-        return self._verification_guards.setdefault(producer_id, object())
+        guard = self._verification_guards.setdefault(
+            producer_id, VerificationGuard(epoch, epoch_bumps)
+        )
+        guard.epoch = max(guard.epoch, epoch)
+        return guard
 
     def append_marker(self, marker: TransactionMarker, min_insync: int) -> AppendInfo:
-        """WriteTxnMarkers as leader: the marker appended, to be replicated as acks=all."""
-        self._verification_guards.pop(marker.producer_id, None)
+        """WriteTxnMarkers as leader: the marker appended, to be replicated as acks=all. It
+        withdraws the producer's verification under way, unless that one is of the next
+        transaction of version 2, whose epoch the marker already carries (as in Kafka)."""
+        guard = self._verification_guards.get(marker.producer_id)
+        if guard is not None and not (guard.epoch_bumps and guard.epoch == marker.producer_epoch):
+            del self._verification_guards[marker.producer_id]
         return self._append_as_leader(
             lambda epoch: self.log.append_marker(marker, epoch), True, min_insync
         )

@@ -1012,7 +1012,9 @@ BROKER_CONFIGS = _defs(
         True,
         "Whether a partition leader asks the transaction coordinator before a producer's"
         " first transactional batch opens a transaction there (KIP-890): a batch sent after"
-        " its transaction ended is refused instead of holding read_committed readers back.",
+        " its transaction ended is refused instead of holding read_committed readers back."
+        " Requests of transaction version 2 (Produce v12+) always go to the coordinator,"
+        " which adds the partition.",
         dynamic=True,
     ),
     ConfigDef(

@@ -1,10 +1,15 @@
 """The fields of the records coordinators keep in their internal topics
 (``__consumer_offsets``, ``__transaction_state``): big-endian integers, ``string`` as i16
-length + UTF-8 (-1 = null), ``bytes`` as i32 length + data, arrays as an i32 count."""
+length + UTF-8 (-1 = null), ``bytes`` as i32 length + data, arrays as an i32 count. A
+flexible version writes strings and arrays with compact (unsigned varint, length + 1)
+lengths and ends each structure with its tagged fields."""
 
 from __future__ import annotations
 
 import struct
+from collections.abc import Mapping
+
+from odradek.broker.protocol.varint import read_uvarint, write_uvarint
 
 
 class RecordFormatError(ValueError):
@@ -50,6 +55,27 @@ class FieldWriter:
     def blob(self, value: bytes) -> FieldWriter:
         self.i32(len(value))
         self._out += value
+        return self
+
+    def compact_string(self, value: str) -> FieldWriter:
+        encoded = value.encode()
+        return self.compact_count(len(encoded)).raw(encoded)
+
+    def compact_count(self, count: int | None) -> FieldWriter:
+        """A compact array's length; None: a null array."""
+        self._out += write_uvarint(0 if count is None else count + 1)
+        return self
+
+    def tagged(self, fields: Mapping[int, bytes]) -> FieldWriter:
+        """A structure's tagged fields, by tag."""
+        self._out += write_uvarint(len(fields))
+        for tag, data in sorted(fields.items()):
+            self._out += write_uvarint(tag) + write_uvarint(len(data))
+            self._out += data
+        return self
+
+    def raw(self, data: bytes) -> FieldWriter:
+        self._out += data
         return self
 
     def done(self) -> bytes:
@@ -100,10 +126,11 @@ class FieldReader:
             raise RecordFormatError("negative array length in coordinator record")
         return None if count == -1 else count
 
-    def version(self, highest: int) -> None:
+    def version(self, highest: int) -> int:
         version = self.i16()
         if not 0 <= version <= highest:
             raise RecordFormatError(f"coordinator record value version {version} is unknown")
+        return version
 
     def string(self) -> str | None:
         length = self.i16()
@@ -122,6 +149,35 @@ class FieldReader:
 
     def blob(self) -> bytes:
         return self._take(self.i32())
+
+    def uvarint(self) -> int:
+        try:
+            value, self._position = read_uvarint(self._data, self._position)
+        except (IndexError, ValueError):
+            raise RecordFormatError("coordinator record has a bad varint") from None
+        return value
+
+    def compact_nullable_count(self) -> int | None:
+        """A compact array's length, None for a null array."""
+        encoded = self.uvarint()
+        return None if encoded == 0 else encoded - 1
+
+    def compact_text(self) -> str:
+        length = self.compact_nullable_count()
+        if length is None:
+            raise RecordFormatError("null where the coordinator record needs a string")
+        try:
+            return self._take(length).decode()
+        except UnicodeDecodeError as error:
+            raise RecordFormatError(f"coordinator record string: {error}") from None
+
+    def tagged(self) -> dict[int, bytes]:
+        """A structure's tagged fields, by tag (the unknown ones are the caller's to skip)."""
+        fields = {}
+        for _ in range(self.uvarint()):
+            tag = self.uvarint()
+            fields[tag] = self._take(self.uvarint())
+        return fields
 
     def end(self) -> None:
         if self._position != len(self._data):

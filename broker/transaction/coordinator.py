@@ -53,6 +53,7 @@ from odradek.broker.transaction.transaction_metadata import (
     init_producer_id,
     is_expired,
     needs_new_producer_id,
+    needs_new_producer_id_at_end,
     open_ages_ms,
     verify_partitions,
 )
@@ -149,9 +150,10 @@ class TransactionCoordinator:
         transactional_id: str,
         producer: tuple[int, int],
         partitions: Iterable[tuple[str, int]],
+        client_version: int,
     ) -> None:
         current = self._existing(transactional_id)
-        changed = add_partitions(current, producer, partitions, self._now())
+        changed = add_partitions(current, producer, partitions, self._now(), client_version)
         if changed is not None:
             await self._write(transactional_id, changed)
 
@@ -167,18 +169,31 @@ class TransactionCoordinator:
         return verify_partitions(self._owned(transactional_id, idle=False), producer, partitions)
 
     async def end_transaction(
-        self, transactional_id: str, producer: tuple[int, int], commit: bool
-    ) -> None:
+        self,
+        transactional_id: str,
+        producer: tuple[int, int],
+        commit: bool,
+        client_version: int,
+    ) -> tuple[int, int]:
+        """End the transaction; the producer id and epoch its producer goes on with (from
+        transaction version 2 a bumped epoch, or a new producer id)."""
         current = self._existing(transactional_id)
-        prepared = end_transaction(current, producer, commit, self._now())
+        fresh = (
+            await self._allocate() if needs_new_producer_id_at_end(current, client_version) else -1
+        )
+        current = self._existing(transactional_id)  # as it is after the allocation
+        prepared = end_transaction(
+            current, producer, commit, self._now(), client_version, lambda: fresh
+        )
         if prepared is None:
-            return  # completed that way already: a retry
+            return current.producer_id, current.producer_epoch  # a retry: the same answer
         await self._write(transactional_id, prepared)
         if commit:
             self.commits += 1
         else:
             self.aborts[AbortReason.CLIENT] += 1
         self._complete_in_background(transactional_id, prepared, written=True)
+        return prepared.completed_producer
 
     def describe(self, transactional_id: str) -> TransactionMetadata:
         found = self._owned(transactional_id, idle=False)

@@ -1,6 +1,9 @@
 """What the coordinator decides for one transactional id, as Kafka's ``TransactionMetadata``
-and ``TransactionCoordinator`` decide it (transaction version 1: the client adds partitions
-and the epoch is bumped by InitProducerId only).
+and ``TransactionCoordinator`` decide it. Transaction version 1: the client adds partitions
+and only InitProducerId bumps the epoch. Version 2 (KIP-890, EndTxn v5+): partition leaders
+add partitions as the producer's batches arrive, and every EndTxn bumps the epoch, so a
+late batch of a finished transaction is fenced; an exhausted epoch hands the id over to a
+new producer id when the transaction completes.
 
 Each decision is a pure function from the current state (and the request) to the state to
 write to ``__transaction_state``, or a ``KafkaError`` with Kafka's code. The coordinator
@@ -13,11 +16,18 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 
 from odradek.broker.protocol.errors import ErrorCode, KafkaError
-from odradek.broker.transaction.transaction_log_format import StoredTransaction, TransactionState
+from odradek.broker.transaction.transaction_log_format import (
+    NO_PRODUCER_ID,
+    StoredTransaction,
+    TransactionState,
+)
 
 NO_EPOCH = -1
 EXHAUSTED_EPOCH = 32766
 """An epoch from which bumping would overflow: Kafka gives the id a new producer id instead."""
+MAX_EPOCH = 32767
+EPOCH_BUMPS_FROM = 2
+"""The transaction version from which every EndTxn bumps the epoch."""
 
 
 @dataclass(frozen=True)
@@ -32,6 +42,10 @@ class TransactionMetadata:
     last_update_ms: int = -1
     last_producer_epoch: int = NO_EPOCH
     """The epoch before the last bump, so a retried InitProducerId gets the same answer."""
+    previous_producer_id: int = NO_PRODUCER_ID
+    next_producer_id: int = NO_PRODUCER_ID
+    """Where a completing transaction whose epoch is exhausted hands the id over to."""
+    client_version: int = 0
 
     def stored(self) -> StoredTransaction:
         return StoredTransaction(
@@ -42,6 +56,9 @@ class TransactionMetadata:
             self.partitions if self.state is not TransactionState.EMPTY else {},
             self.last_update_ms,
             self.start_ms,
+            self.previous_producer_id,
+            self.next_producer_id,
+            client_version=self.client_version,
         )
 
     @classmethod
@@ -55,7 +72,17 @@ class TransactionMetadata:
             dict(stored.partitions),
             stored.start_ms,
             stored.last_update_ms,
+            previous_producer_id=stored.previous_producer_id,
+            next_producer_id=stored.next_producer_id,
+            client_version=stored.client_version,
         )
+
+    @property
+    def completed_producer(self) -> tuple[int, int]:
+        """The producer id and epoch the transaction leaves the id with once completed."""
+        if self.next_producer_id != NO_PRODUCER_ID:
+            return self.next_producer_id, 0
+        return self.producer_id, self.producer_epoch
 
 
 def init_producer_id(
@@ -111,6 +138,8 @@ def needs_new_producer_id(current: TransactionMetadata | None) -> bool:
 
 def _expected_valid(current: TransactionMetadata, expected: tuple[int, int]) -> bool:
     producer_id, epoch = expected
+    if producer_id == current.previous_producer_id and epoch >= EXHAUSTED_EPOCH:
+        return True  # a retry after an EndTxn that handed the id over to a new producer id
     if producer_id != current.producer_id:
         return False
     return epoch in (current.producer_epoch, current.last_producer_epoch)
@@ -121,9 +150,11 @@ def add_partitions(
     producer: tuple[int, int],
     partitions: Iterable[tuple[str, int]],
     now_ms: int,
+    client_version: int,
 ) -> TransactionMetadata | None:
-    """AddPartitionsToTxn (and AddOffsetsToTxn's offsets partition): the Ongoing state with
-    them added, or None when they are all in the transaction already."""
+    """AddPartitionsToTxn (and AddOffsetsToTxn's offsets partition; with transaction
+    version 2 a partition leader's): the Ongoing state with them added, or None when they
+    are all in the transaction already."""
     check_producer(current, producer)
     if current.state in (TransactionState.PREPARE_COMMIT, TransactionState.PREPARE_ABORT):
         raise KafkaError(ErrorCode.concurrent_transactions, "the transaction is completing")
@@ -142,6 +173,8 @@ def add_partitions(
         partitions=frozen,
         start_ms=now_ms if starting else current.start_ms,
         last_update_ms=now_ms,
+        previous_producer_id=current.producer_id,
+        client_version=client_version,
     )
 
 
@@ -170,20 +203,112 @@ def verify_partitions(
 
 
 def end_transaction(
-    current: TransactionMetadata, producer: tuple[int, int], commit: bool, now_ms: int
+    current: TransactionMetadata,
+    producer: tuple[int, int],
+    commit: bool,
+    now_ms: int,
+    client_version: int,
+    new_producer_id: Callable[[], int],
 ) -> TransactionMetadata | None:
     """EndTxn: the PrepareCommit or PrepareAbort state to write, or None when the
-    transaction already completed that way (a retry)."""
+    transaction already completed that way (a retry). ``new_producer_id`` is called when a
+    version 2 transaction's epoch is exhausted."""
+    if client_version >= EPOCH_BUMPS_FROM:
+        return _end_bumping_epoch(current, producer, commit, now_ms, new_producer_id)
     check_producer(current, producer)
     prepare = TransactionState.PREPARE_COMMIT if commit else TransactionState.PREPARE_ABORT
     done = TransactionState.COMPLETE_COMMIT if commit else TransactionState.COMPLETE_ABORT
     if current.state is TransactionState.ONGOING:
-        return replace(current, state=prepare, last_update_ms=now_ms)
+        return replace(current, state=prepare, last_update_ms=now_ms, client_version=client_version)
     if current.state is done:
         return None
     if current.state is prepare:
         raise KafkaError(ErrorCode.concurrent_transactions, "the transaction is completing")
-    raise KafkaError(
+    raise _invalid_transition(current, commit)
+
+
+def _end_bumping_epoch(
+    current: TransactionMetadata,
+    producer: tuple[int, int],
+    commit: bool,
+    now_ms: int,
+    new_producer_id: Callable[[], int],
+) -> TransactionMetadata | None:
+    """EndTxn of transaction version 2, as Kafka decides it: the epoch is bumped, so the
+    request's epoch is one below the id's after a retry (or, across a hand-over to a new
+    producer id, the exhausted epoch of the previous one); an abort is allowed with no
+    partition added (the producer cannot know whether a batch added one)."""
+    producer_id, epoch = producer
+    state = current.state
+    retry_on_bump = current.producer_epoch == epoch + 1
+    retry_on_overflow = (
+        current.previous_producer_id == producer_id
+        and epoch == EXHAUSTED_EPOCH
+        and current.producer_epoch == 0
+    )
+    is_retry = retry_on_bump or retry_on_overflow
+    if state in (TransactionState.PREPARE_COMMIT, TransactionState.PREPARE_ABORT):
+        valid_epoch = retry_on_bump
+    elif state in (TransactionState.COMPLETE_COMMIT, TransactionState.COMPLETE_ABORT):
+        valid_epoch = is_retry or epoch == current.producer_epoch
+    else:
+        valid_epoch = epoch == current.producer_epoch
+    if producer_id != current.producer_id and not retry_on_overflow:
+        raise KafkaError(
+            ErrorCode.invalid_producer_id_mapping,
+            f"producer {producer_id} is not {current.transactional_id!r}'s",
+        )
+    if not valid_epoch:
+        raise KafkaError(
+            ErrorCode.producer_fenced,
+            f"epoch {epoch} of producer {producer_id} is not the current {current.producer_epoch}",
+        )
+    prepare = TransactionState.PREPARE_COMMIT if commit else TransactionState.PREPARE_ABORT
+    done = TransactionState.COMPLETE_COMMIT if commit else TransactionState.COMPLETE_ABORT
+    if state is TransactionState.ONGOING:
+        return _prepare_bumped(current, prepare, now_ms, new_producer_id, partitions_added=True)
+    if state is prepare:
+        raise KafkaError(ErrorCode.concurrent_transactions, "the transaction is completing")
+    if state is done and is_retry:
+        return None
+    if not commit and not is_retry and state in IDLE_STATES:
+        return _prepare_bumped(current, prepare, now_ms, new_producer_id, partitions_added=False)
+    raise _invalid_transition(current, commit)
+
+
+def _prepare_bumped(
+    current: TransactionMetadata,
+    prepare: TransactionState,
+    now_ms: int,
+    new_producer_id: Callable[[], int],
+    partitions_added: bool,
+) -> TransactionMetadata:
+    exhausted = current.producer_epoch >= EXHAUSTED_EPOCH
+    return replace(
+        current,
+        state=prepare,
+        producer_epoch=min(current.producer_epoch + 1, MAX_EPOCH),
+        last_producer_epoch=current.producer_epoch,
+        next_producer_id=new_producer_id() if exhausted else NO_PRODUCER_ID,
+        previous_producer_id=current.producer_id,
+        start_ms=current.start_ms if partitions_added else now_ms,
+        last_update_ms=now_ms,
+        client_version=max(current.client_version, EPOCH_BUMPS_FROM),
+    )
+
+
+def needs_new_producer_id_at_end(current: TransactionMetadata | None, client_version: int) -> bool:
+    """Whether EndTxn may hand the id over to a new producer id, which the coordinator
+    allocates before deciding."""
+    return (
+        current is not None
+        and client_version >= EPOCH_BUMPS_FROM
+        and current.producer_epoch >= EXHAUSTED_EPOCH
+    )
+
+
+def _invalid_transition(current: TransactionMetadata, commit: bool) -> KafkaError:
+    return KafkaError(
         ErrorCode.invalid_txn_state,
         f"cannot {'commit' if commit else 'abort'} a transaction in state {current.state.name}",
     )
@@ -191,11 +316,13 @@ def end_transaction(
 
 def fence(current: TransactionMetadata, now_ms: int) -> TransactionMetadata:
     """A timed-out or re-initialised Ongoing transaction: aborted under a bumped epoch, so
-    its producer is fenced (PrepareAbort, written with the new epoch)."""
+    its producer is fenced (PrepareAbort, written with the new epoch). A version 2
+    producer's abort of it then counts as a retry, as in Kafka."""
+    bumps = current.client_version >= EPOCH_BUMPS_FROM
     return replace(
         current,
-        producer_epoch=min(current.producer_epoch + 1, EXHAUSTED_EPOCH + 1),
-        last_producer_epoch=NO_EPOCH,
+        producer_epoch=min(current.producer_epoch + 1, MAX_EPOCH),
+        last_producer_epoch=current.producer_epoch if bumps else NO_EPOCH,
         state=TransactionState.PREPARE_ABORT,
         last_update_ms=now_ms,
     )
@@ -208,7 +335,17 @@ def complete(current: TransactionMetadata, now_ms: int) -> TransactionMetadata:
         if current.state is TransactionState.PREPARE_COMMIT
         else TransactionState.COMPLETE_ABORT
     )
-    return replace(current, state=done, partitions={}, last_update_ms=now_ms)
+    producer_id, epoch = current.completed_producer
+    return replace(
+        current,
+        state=done,
+        partitions={},
+        last_update_ms=now_ms,
+        producer_id=producer_id,
+        producer_epoch=epoch,
+        previous_producer_id=current.producer_id,
+        next_producer_id=NO_PRODUCER_ID,
+    )
 
 
 OPEN_STATES = (

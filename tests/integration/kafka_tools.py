@@ -30,6 +30,8 @@ TOOLS = {
     "kafka-delete-records": "org.apache.kafka.tools.DeleteRecordsCommand",
     "kafka-transactions": "org.apache.kafka.tools.TransactionsCommand",
     "kafka-acls": "org.apache.kafka.tools.AclCommand",
+    "kafka-dump-log": "org.apache.kafka.tools.DumpLogSegments",
+    "kafka-producer-perf-test": "org.apache.kafka.tools.ProducerPerformance",
     # the Java client's consume-transform-produce loop that Kafka's own transaction system
     # tests run (read_committed consumer, transactional producer, offsets in the transaction)
     "transactional-message-copier": "org.apache.kafka.tools.TransactionalMessageCopier",

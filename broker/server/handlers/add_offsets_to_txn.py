@@ -1,4 +1,5 @@
-"""AddOffsetsToTxn v0-3: the group's ``__consumer_offsets`` partition joins the transaction,
+"""AddOffsetsToTxn v0-4 (transaction version 1; version 2 adds the partition with
+TxnOffsetCommit v5): the group's ``__consumer_offsets`` partition joins the transaction,
 so TxnOffsetCommit's offsets commit or abort with it (READ on the group)."""
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ async def handle(context: BrokerContext, request: Request) -> dict[str, Any]:
         partition = partition_for_group(body.group_id, len(offsets.partitions))
         producer = (body.producer_id, body.producer_epoch)
         await context.transactions.add_partitions(
-            body.transactional_id, producer, [(OFFSETS_TOPIC, partition)]
+            body.transactional_id, producer, [(OFFSETS_TOPIC, partition)], client_version=0
         )
     except KafkaError as error:
         failed = fenced_as_the_version_knows(error, request.header.api_version, FENCED_FROM)

@@ -2,8 +2,9 @@
 transaction before it writes to them. WRITE on the transactional id and on each topic; a
 partition that is denied or unknown fails the request, the others getting
 OPERATION_NOT_ATTEMPTED, as Kafka answers. v4-5 (between brokers, CLUSTER_ACTION): several
-transactions at once, each either added or, with ``verify_only``, checked (KIP-890: a
-partition leader asks whether a producer's first batch belongs to its transaction)."""
+transactions at once, each, with ``verify_only``, checked (KIP-890: a partition leader asks
+whether a producer's first batch belongs to its transaction), or else added (transaction
+version 2: the leader adds the partition of a producer's first batch)."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from odradek.broker.server.handlers.transactional import (
     fenced_as_the_version_knows,
 )
 from odradek.broker.transaction.transaction_config import TRANSACTION_STATE_TOPIC
+from odradek.broker.transaction.verification import ADDING_TRANSACTION_VERSION
 
 FENCED_FROM = 2
 # Kafka's Topic.isInternal: a client's transaction never writes to these itself
@@ -41,7 +43,7 @@ async def handle(context: BrokerContext, request: Request) -> dict[str, Any]:
         if not failed:
             producer = (body.v3_and_below_producer_id, body.v3_and_below_producer_epoch)
             await context.transactions.add_partitions(
-                body.v3_and_below_transactional_id, producer, requested
+                body.v3_and_below_transactional_id, producer, requested, client_version=0
             )
     except KafkaError as error:
         code = fenced_as_the_version_knows(error, request.header.api_version, FENCED_FROM).code
@@ -100,7 +102,12 @@ async def _batched(context: BrokerContext, request: Request) -> dict[str, Any]:
             if transaction.verify_only:
                 codes = coordinator.verify(transaction.transactional_id, producer, requested)
             else:
-                await coordinator.add_partitions(transaction.transactional_id, producer, requested)
+                await coordinator.add_partitions(
+                    transaction.transactional_id,
+                    producer,
+                    requested,
+                    ADDING_TRANSACTION_VERSION,
+                )
                 codes = dict.fromkeys(requested, ErrorCode.none)
         except KafkaError as error:
             codes = dict.fromkeys(requested, error.code)

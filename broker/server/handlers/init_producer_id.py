@@ -1,4 +1,4 @@
-"""InitProducerId v0-4: producer ids for idempotent producers, and for transactional ones
+"""InitProducerId v0-5: producer ids for idempotent producers, and for transactional ones
 from the transactional id's coordinator (a bumped epoch that fences the previous producer)."""
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 from datetime import timedelta
 
-from odradek.broker.cluster.partition import Verification
+from odradek.broker.cluster.partition import Verification, VerificationGuard
 from odradek.broker.protocol.errors import ErrorCode, KafkaError
 from odradek.broker.protocol.framing import Request
 from odradek.broker.protocol.produce_response import (
@@ -21,8 +21,11 @@ from odradek.broker.server.context import BrokerContext
 from odradek.broker.server.handlers.errors import error_of
 from odradek.broker.server.handlers.types import EncodedResponse
 from odradek.broker.server.leader_locator import current_leader, leader_endpoints
+from odradek.broker.transaction.verification import TransactionCheck
 
 _VALID_ACKS = (-1, 0, 1)
+ABORTABLE_FROM = 11  # TRANSACTION_ABORTABLE reaches the client as is (KIP-890)
+ADDS_PARTITIONS_FROM = 12  # transaction version 2: the leader adds the partition
 
 
 async def handle(context: BrokerContext, request: Request) -> EncodedResponse | None:
@@ -48,6 +51,7 @@ async def handle(context: BrokerContext, request: Request) -> EncodedResponse | 
     verifications = await _verify_transactions(
         context,
         transactional_id,
+        TransactionCheck.for_version(version, ABORTABLE_FROM, ADDS_PARTITIONS_FROM),
         [
             (name, item.index, item.records)
             for topic_data, name in zip(body.topic_data, names, strict=True)
@@ -97,19 +101,23 @@ async def handle(context: BrokerContext, request: Request) -> EncodedResponse | 
 async def _verify_transactions(
     context: BrokerContext,
     transactional_id: str | None,
+    check: TransactionCheck,
     batches: list[tuple[str | None, int, bytes | None]],
 ) -> dict[tuple[str, int], Verification | ErrorCode]:
-    """KIP-890, while ``transaction.partition.verification.enable``: for every partition
-    of a transactional request, its guard once the coordinator confirmed the transaction of
-    a batch that would open one there (or the coordinator's refusal); the other partitions
-    get an empty Verification, which refuses a batch that turns out to open one after all."""
-    if transactional_id is None or not context.config.get_bool(
-        "transaction.partition.verification.enable"
+    """KIP-890, for transaction version 2 requests always, for older ones while
+    ``transaction.partition.verification.enable``: for every partition of a transactional
+    request, its guard once the coordinator confirmed (or added) the partition in the
+    transaction of a batch that would open one there, or the coordinator's refusal; the
+    other partitions get an empty Verification, which refuses a batch that turns out to
+    open one after all."""
+    if transactional_id is None or (
+        check is not TransactionCheck.ADD
+        and not context.config.get_bool("transaction.partition.verification.enable")
     ):
         return {}
     verifications: dict[tuple[str, int], Verification | ErrorCode] = {}
     # by producer (id, epoch): the partitions its batches would open a transaction in
-    to_verify: dict[tuple[int, int], dict[tuple[str, int], object]] = {}
+    to_verify: dict[tuple[int, int], dict[tuple[str, int], VerificationGuard]] = {}
     for name, index, records in batches:
         if name is None:
             continue
@@ -120,10 +128,10 @@ async def _verify_transactions(
         except KafkaError:
             continue  # the append answers why
         if opener is not None:
-            guard = partition.verification_guard(opener[0])
+            guard = partition.verification_guard(*opener, check is TransactionCheck.ADD)
             to_verify.setdefault(opener, {})[(name, index)] = guard
     for producer, guards in to_verify.items():
-        codes = await context.verifier.verify(transactional_id, producer, list(guards))
+        codes = await context.verifier.verify(transactional_id, producer, list(guards), check)
         for key, guard in guards.items():
             code = codes.get(key, ErrorCode.invalid_txn_state)
             verifications[key] = Verification(guard) if code is ErrorCode.none else code

@@ -1,4 +1,4 @@
-"""UpdateFeatures v0-2: Odradek finalizes ``metadata.version`` at one level, so a request
+"""UpdateFeatures v0-2: Odradek finalizes each of its features at one level, so a request
 for that level succeeds (as an upgrade to the current level does on Kafka) and any other
 level, or any other feature, is refused with INVALID_UPDATE_VERSION and the reason."""
 
@@ -10,10 +10,7 @@ from odradek.broker.protocol.errors import ErrorCode, KafkaError
 from odradek.broker.protocol.framing import Request
 from odradek.broker.security.acl_model import AclOperation
 from odradek.broker.server.context import BrokerContext
-from odradek.broker.server.handlers.api_versions import (
-    METADATA_VERSION,
-    METADATA_VERSION_LEVEL,
-)
+from odradek.broker.server.handlers.api_versions import FEATURES
 from odradek.broker.server.handlers.errors import answer_or_error
 
 TOP_LEVEL_ERRORS_FROM = 2  # v2 drops the per-feature results (KIP-1022)
@@ -40,15 +37,16 @@ def _result(update: Any, allowed: bool) -> dict[str, Any]:
 def _check(update: Any, allowed: bool) -> dict[str, Any]:
     if not allowed:
         raise KafkaError(ErrorCode.cluster_authorization_failed)
-    if update.feature != METADATA_VERSION:
+    if update.feature not in FEATURES:
         raise KafkaError(
             ErrorCode.invalid_update_version,
-            f"Odradek has no feature {update.feature}: only {METADATA_VERSION} is finalized",
+            f"Odradek has no feature {update.feature}: only {', '.join(FEATURES)} are finalized",
         )
-    if update.max_version_level != METADATA_VERSION_LEVEL:
+    _, level = FEATURES[update.feature]
+    if update.max_version_level != level:
         raise KafkaError(
             ErrorCode.invalid_update_version,
-            f"{METADATA_VERSION} is finalized at level {METADATA_VERSION_LEVEL} (4.0-IV3) on"
-            f" Odradek and cannot change to {update.max_version_level}",
+            f"{update.feature} is finalized at level {level} on Odradek and cannot change to"
+            f" {update.max_version_level}",
         )
     return {}

@@ -28,6 +28,7 @@ from odradek.broker.transaction.transaction_log_format import TransactionState
 
 TOPIC = "orders"
 S = TransactionState
+TV1 = 0
 
 
 def config(**changes: int) -> TransactionConfig:
@@ -113,21 +114,21 @@ def test_a_committed_transaction_marks_its_partitions_and_completes(tmp_path: Pa
         async with running(tmp_path) as (coordinator, replicas):
             producer = await coordinator.init_producer_id("app", 60000, None)
             assert producer[1] == 0
-            await coordinator.add_partitions("app", producer, [(TOPIC, 0), (TOPIC, 1)])
+            await coordinator.add_partitions("app", producer, [(TOPIC, 0), (TOPIC, 1)], TV1)
             assert coordinator.describe("app").state is S.ONGOING
             produce(replicas, producer, 0, 0)
             produce(replicas, producer, 1, 0)
             data = replicas.get(TOPIC, 0)
             assert data.last_stable_offset == 0
-            await coordinator.end_transaction("app", producer, commit=True)
+            await coordinator.end_transaction("app", producer, commit=True, client_version=TV1)
             assert await until_idle(coordinator, "app") is S.COMPLETE_COMMIT
             assert data.last_stable_offset == data.high_watermark == 2  # record + marker
             assert replicas.get(TOPIC, 1).last_stable_offset == 2
             assert data.aborted_transactions(0, 2) == []
             # a retried EndTxn is answered as done; the other outcome is refused
-            await coordinator.end_transaction("app", producer, commit=True)
+            await coordinator.end_transaction("app", producer, commit=True, client_version=TV1)
             with pytest.raises(KafkaError) as refused:
-                await coordinator.end_transaction("app", producer, commit=False)
+                await coordinator.end_transaction("app", producer, commit=False, client_version=TV1)
             assert refused.value.code is ErrorCode.invalid_txn_state
 
     run(scenario)
@@ -137,9 +138,9 @@ def test_an_aborted_transaction_is_indexed_where_it_was_written(tmp_path: Path) 
     async def scenario() -> None:
         async with running(tmp_path) as (coordinator, replicas):
             producer = await coordinator.init_producer_id("app", 60000, None)
-            await coordinator.add_partitions("app", producer, [(TOPIC, 0)])
+            await coordinator.add_partitions("app", producer, [(TOPIC, 0)], TV1)
             produce(replicas, producer, 0, 0)
-            await coordinator.end_transaction("app", producer, commit=False)
+            await coordinator.end_transaction("app", producer, commit=False, client_version=TV1)
             assert await until_idle(coordinator, "app") is S.COMPLETE_ABORT
             [aborted] = replicas.get(TOPIC, 0).aborted_transactions(0, 2)
             assert (aborted.producer_id, aborted.first_offset) == (producer[0], 0)
@@ -151,7 +152,7 @@ def test_a_new_init_fences_the_old_producer_and_aborts_its_transaction(tmp_path:
     async def scenario() -> None:
         async with running(tmp_path) as (coordinator, replicas):
             zombie = await coordinator.init_producer_id("app", 60000, None)
-            await coordinator.add_partitions("app", zombie, [(TOPIC, 0)])
+            await coordinator.add_partitions("app", zombie, [(TOPIC, 0)], TV1)
             produce(replicas, zombie, 0, 0)
             with pytest.raises(KafkaError) as busy:
                 await coordinator.init_producer_id("app", 60000, None)
@@ -160,7 +161,7 @@ def test_a_new_init_fences_the_old_producer_and_aborts_its_transaction(tmp_path:
             fresh = await coordinator.init_producer_id("app", 60000, None)
             assert fresh == (zombie[0], zombie[1] + 2)  # fenced once, bumped again
             with pytest.raises(KafkaError) as fenced:
-                await coordinator.add_partitions("app", zombie, [(TOPIC, 0)])
+                await coordinator.add_partitions("app", zombie, [(TOPIC, 0)], TV1)
             assert fenced.value.code is ErrorCode.producer_fenced
             # the zombie's data is aborted, and its late writes are refused by the partition
             [aborted] = replicas.get(TOPIC, 0).aborted_transactions(0, 2)
@@ -178,7 +179,7 @@ def test_a_transaction_past_its_timeout_is_aborted(tmp_path: Path) -> None:
     async def scenario() -> None:
         async with running(tmp_path, clock) as (coordinator, replicas):
             producer = await coordinator.init_producer_id("app", 1000, None)
-            await coordinator.add_partitions("app", producer, [(TOPIC, 0)])
+            await coordinator.add_partitions("app", producer, [(TOPIC, 0)], TV1)
             produce(replicas, producer, 0, 0)
             clock.now += 2
             assert await until_idle(coordinator, "app") is S.COMPLETE_ABORT
@@ -191,7 +192,7 @@ def test_state_is_reloaded_and_a_prepared_transaction_finished(tmp_path: Path) -
     async def first() -> tuple[int, int]:
         async with running(tmp_path) as (coordinator, replicas):
             producer = await coordinator.init_producer_id("app", 60000, None)
-            await coordinator.add_partitions("app", producer, [(TOPIC, 0)])
+            await coordinator.add_partitions("app", producer, [(TOPIC, 0)], TV1)
             produce(replicas, producer, 0, 0)
             current = coordinator.transactions["app"]
             # written as prepared, as a coordinator that died before its markers leaves it
@@ -226,7 +227,7 @@ def test_an_idle_id_expires_and_stays_forgotten_after_a_reload(tmp_path: Path) -
         async with running(tmp_path, clock, id_expiration_ms=10_000) as (coordinator, _):
             idle = await coordinator.init_producer_id("idle", 60000, None)
             busy = await coordinator.init_producer_id("busy", 60000, None)
-            await coordinator.add_partitions("busy", busy, [(TOPIC, 0)])
+            await coordinator.add_partitions("busy", busy, [(TOPIC, 0)], TV1)
             clock.now += 11
             await coordinator.remove_expired()
             with pytest.raises(KafkaError) as gone:
@@ -256,7 +257,7 @@ def test_commits_and_aborts_are_counted_by_reason_and_open_transactions_aged(
     async def transaction(coordinator: TransactionCoordinator, tid: str, timeout_ms: int = 60000
                           ) -> tuple[int, int]:  # fmt: skip
         producer = await coordinator.init_producer_id(tid, timeout_ms, None)
-        await coordinator.add_partitions(tid, producer, [(TOPIC, 0)])
+        await coordinator.add_partitions(tid, producer, [(TOPIC, 0)], TV1)
         return producer
 
     async def scenario() -> None:
@@ -265,8 +266,10 @@ def test_commits_and_aborts_are_counted_by_reason_and_open_transactions_aged(
             clock.now += 3
             aborted = await transaction(coordinator, "aborted")
             assert coordinator.open_transaction_ages_ms() == [3000, 0]
-            await coordinator.end_transaction("committed", committed, commit=True)
-            await coordinator.end_transaction("aborted", aborted, commit=False)
+            await coordinator.end_transaction(
+                "committed", committed, commit=True, client_version=TV1
+            )
+            await coordinator.end_transaction("aborted", aborted, commit=False, client_version=TV1)
             await transaction(coordinator, "zombie")
             with pytest.raises(KafkaError):
                 await coordinator.init_producer_id("zombie", 60000, None)
@@ -279,5 +282,33 @@ def test_commits_and_aborts_are_counted_by_reason_and_open_transactions_aged(
             assert coordinator.aborts == {
                 AbortReason.CLIENT: 1, AbortReason.FENCED: 1, AbortReason.TIMEOUT: 1
             }  # fmt: skip
+
+    run(scenario)
+
+
+def test_version_2_ends_with_a_bumped_epoch_that_fences_the_finished_transaction(
+    tmp_path: Path,
+) -> None:
+    async def scenario() -> None:
+        async with running(tmp_path) as (coordinator, replicas):
+            producer = await coordinator.init_producer_id("app", 60000, None)
+            await coordinator.add_partitions("app", producer, [(TOPIC, 0)], client_version=2)
+            produce(replicas, producer, 0, 0)
+            next_producer = await coordinator.end_transaction(
+                "app", producer, commit=True, client_version=2
+            )
+            assert next_producer == (producer[0], producer[1] + 1)
+            assert await until_idle(coordinator, "app") is S.COMPLETE_COMMIT
+            assert coordinator.describe("app").client_version == 2
+            data = replicas.get(TOPIC, 0)
+            assert data.last_stable_offset == 2  # the marker went out with the new epoch
+            with pytest.raises(KafkaError) as late:  # a late batch of the finished transaction
+                produce(replicas, producer, 0, 1)
+            assert late.value.code is ErrorCode.invalid_producer_epoch
+            # a retried EndTxn gets the same answer; the next transaction uses the new epoch
+            assert await coordinator.end_transaction("app", producer, True, 2) == next_producer
+            await coordinator.add_partitions("app", next_producer, [(TOPIC, 0)], 2)
+            produce(replicas, next_producer, 0, 0)
+            assert data.last_stable_offset == 2
 
     run(scenario)
