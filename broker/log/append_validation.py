@@ -98,16 +98,12 @@ def _recompressed(
         attributes |= TIMESTAMP_TYPE_MASK
         max_timestamp = log_append_time
     return encode_batch(
-        BatchSpec(
-            base_offset=header.base_offset,
+        BatchSpec.like(
+            header,
+            records,
             codec=codec,
             attributes=attributes,
-            producer_id=header.producer_id,
-            producer_epoch=header.producer_epoch,
-            base_sequence=header.base_sequence,
-            partition_leader_epoch=header.partition_leader_epoch,
             max_timestamp=max_timestamp,
-            records=records,
             compression_level=level,
         )
     )

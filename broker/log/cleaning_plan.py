@@ -29,7 +29,6 @@ class SealedSegment:
     size: int
     next_offset: int
     max_timestamp: int
-    aborted: tuple[AbortedTxn, ...]  # its aborted transaction index
 
     @classmethod
     def of(cls, segment: LogSegment) -> SealedSegment:
@@ -39,7 +38,6 @@ class SealedSegment:
             segment.size,
             segment.next_offset,
             segment.max_timestamp,
-            segment.txn_index.entries,
         )
 
 
@@ -53,6 +51,8 @@ class CleaningPlan:
     first_dirty_offset: int
     end_offset: int
     sources: tuple[SealedSegment, ...]
+    aborted: tuple[AbortedTxn, ...]
+    """The aborted transactions with data in the range (their markers may lie beyond it)."""
     # the log's segment objects, only for the swap to check they are still the log's
     segments: tuple[LogSegment, ...]
 
@@ -94,13 +94,21 @@ def plan_cleaning(
     if dirty_bytes / total < config.min_cleanable_dirty_ratio and not overdue:
         return None
     sources = tuple(SealedSegment.of(segment) for segment in cleanable)
+    end_offset = segments[len(cleanable)].base_offset
+    aborted = tuple(
+        entry
+        for segment in segments
+        for entry in segment.txn_index.entries
+        if entry.first_offset < end_offset
+    )
     return CleaningPlan(
         directory,
         config,
         now_ms,
         first_dirty,
-        segments[len(cleanable)].base_offset,
+        end_offset,
         sources,
+        aborted,
         tuple(cleanable),
     )
 

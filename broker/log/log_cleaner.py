@@ -23,7 +23,14 @@ from io import FileIO
 from ..protocol.errors import ErrorCode, KafkaError
 from ..protocol.records import BatchHeader, read_header
 from .cleaning_plan import CleaningPlan, SealedSegment, group_for_cleaning, plan_cleaning
-from .compaction import AbortedBatches, OffsetMap, add_to_offset_map, compact_batch
+from .compaction import (
+    CleanedTransactions,
+    CompactedBatch,
+    OffsetMap,
+    add_to_offset_map,
+    compact_batch,
+    retain_marker,
+)
 from .file_io import fsync_directory
 from .partition_log import PartitionLog
 from .recovery import read_checked_batches
@@ -88,8 +95,9 @@ class LogCleaner:
         sources = [s for s in plan.sources if s.base_offset < end_offset]
         groups = group_for_cleaning(sources, plan.config.segment_bytes)
         written = removed = 0
+        transactions = CleanedTransactions(plan.aborted)  # met in offset order, across groups
         for group in groups:
-            size, group_removed = self._write_segment(plan, group, offset_map)
+            size, group_removed = self._write_segment(plan, group, offset_map, transactions)
             written += size
             removed += group_removed
         # the cleaned files must be durable before a swap manifest can name them
@@ -137,17 +145,21 @@ class LogCleaner:
         A full map ends the cleaning early, at a segment boundary, as Kafka's does.
         """
         offset_map: OffsetMap = {}
-        aborted = AbortedBatches(entry for source in plan.sources for entry in source.aborted)
+        transactions = CleanedTransactions(plan.aborted)
         for source in plan.dirty_sources:
             if len(offset_map) >= self.max_map_entries:
                 return offset_map, source.base_offset
             for header, batch in _read_sealed(source):
-                if not aborted.holds(header):  # aborted records supersede nothing
+                if transactions.aborted(header) is None:  # aborted records supersede nothing
                     add_to_offset_map(offset_map, batch, header)
         return offset_map, plan.end_offset
 
     def _write_segment(
-        self, plan: CleaningPlan, group: tuple[SealedSegment, ...], offset_map: OffsetMap
+        self,
+        plan: CleaningPlan,
+        group: tuple[SealedSegment, ...],
+        offset_map: OffsetMap,
+        transactions: CleanedTransactions,
     ) -> tuple[int, int]:
         """Write the cleaned segment replacing ``group``; its size and the records removed."""
         base = group[0].base_offset
@@ -164,7 +176,9 @@ class LogCleaner:
                 pending = bytearray()
                 headers: list[BatchHeader] = []
                 for header, batch in _read_sealed(source):
-                    compacted = compact_batch(batch, header, offset_map, drop_tombstones)
+                    compacted = _transactional(plan, segment, transactions, header, batch)
+                    if compacted is None:
+                        compacted = compact_batch(batch, header, offset_map, drop_tombstones)
                     removed += compacted.removed
                     if compacted.data is None:
                         continue
@@ -178,13 +192,33 @@ class LogCleaner:
                         pending, headers = bytearray(), []
                 if headers:
                     segment.append(pending, headers, plan.config.index_interval_bytes, plan.now_ms)
-                for entry in source.aborted:  # markers are kept, and so are their entries
-                    segment.txn_index.append(entry)
             segment.write_final_time_index_entry()
+            segment.txn_index.path.touch()  # even empty: the swap replaces every file
             segment.flush()
             return segment.size, removed
         finally:
             segment.close()
+
+
+def _transactional(
+    plan: CleaningPlan,
+    segment: LogSegment,
+    transactions: CleanedTransactions,
+    header: BatchHeader,
+    batch: memoryview,
+) -> CompactedBatch | None:
+    """What a marker, or a batch of an aborted transaction, becomes (a marker that keeps
+    guarding aborted data keeps its index entry, in the cleaned segment); None for a batch
+    compacted by key."""
+    if header.is_control:
+        guards, entry = transactions.guarded(header, batch)
+        if entry is not None:
+            segment.txn_index.append(entry)
+        retention_ms = plan.config.delete_retention_ms
+        return retain_marker(batch, header, guards, plan.now_ms, retention_ms)
+    if transactions.discards(header):
+        return CompactedBatch(None, header.records_count)
+    return None
 
 
 def _read_sealed(source: SealedSegment) -> Iterator[tuple[BatchHeader, memoryview]]:

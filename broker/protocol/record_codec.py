@@ -13,6 +13,7 @@ from __future__ import annotations
 import struct
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from crc32c import crc32c
 
@@ -20,6 +21,7 @@ from odradek.broker.protocol.compression import compress, decompress
 from odradek.broker.protocol.errors import ErrorCode, KafkaError
 from odradek.broker.protocol.records import (
     COMPRESSION_MASK,
+    DELETE_HORIZON_MASK,
     HEADER_SIZE,
     LOG_OVERHEAD,
     MAGIC,
@@ -57,6 +59,22 @@ class BatchSpec:
     max_timestamp: int | None = None  # LogAppendTime batches carry the append time here
     records: Sequence[Record] = field(default_factory=tuple)
     compression_level: int | None = None  # None: the codec's default
+    delete_horizon_ms: int | None = None  # KIP-534: the base timestamp, flagged as such
+
+    @classmethod
+    def like(cls, header: BatchHeader, records: Sequence[Record], **changes: Any) -> BatchSpec:
+        """A batch with the batch-level fields of ``header`` (but ``changes``) and
+        ``records``: a rewrite keeps its offsets, producer fields and codec."""
+        fields: dict[str, Any] = {
+            "base_offset": header.base_offset,
+            "codec": header.compression,
+            "attributes": header.attributes,
+            "producer_id": header.producer_id,
+            "producer_epoch": header.producer_epoch,
+            "base_sequence": header.base_sequence,
+            "partition_leader_epoch": header.partition_leader_epoch,
+        }
+        return cls(**{**fields, **changes}, records=records)
 
 
 def decode_batch(batch: bytes | bytearray | memoryview) -> tuple[BatchHeader, list[Record]]:
@@ -77,6 +95,10 @@ def encode_batch(spec: BatchSpec) -> bytes:
     if not records:
         raise ValueError("a batch needs at least one record")
     base_timestamp = records[0].timestamp
+    attributes = (spec.attributes & ~COMPRESSION_MASK) | spec.codec
+    if spec.delete_horizon_ms is not None:
+        base_timestamp = spec.delete_horizon_ms
+        attributes |= DELETE_HORIZON_MASK
     payload = bytearray()
     for record in records:
         payload += _encode_record(record, spec.base_offset, base_timestamp)
@@ -88,7 +110,6 @@ def encode_batch(spec: BatchSpec) -> bytes:
     max_timestamp = spec.max_timestamp
     if max_timestamp is None:
         max_timestamp = max(record.timestamp for record in records)
-    attributes = (spec.attributes & ~COMPRESSION_MASK) | spec.codec
     batch = bytearray(
         _HEADER.pack(
             spec.base_offset,

@@ -29,6 +29,7 @@ COMPRESSION_MASK = 0x07
 TIMESTAMP_TYPE_MASK = 0x08
 TRANSACTIONAL_MASK = 0x10
 CONTROL_MASK = 0x20
+DELETE_HORIZON_MASK = 0x40  # KIP-534: the base timestamp is when the cleaner may drop it
 
 _HEADER = struct.Struct(">qiibIhiqqqhii")
 _OFFSET_AND_LENGTH = struct.Struct(">qi")
@@ -93,6 +94,12 @@ class BatchHeader:
     @property
     def has_producer_id(self) -> bool:
         return self.producer_id != NO_PRODUCER_ID
+
+    @property
+    def delete_horizon_ms(self) -> int | None:
+        """When the cleaner may remove the batch (set on a marker it found guarding no
+        data), None if not set."""
+        return self.base_timestamp if self.attributes & DELETE_HORIZON_MASK else None
 
 
 def read_header(buffer: bytes | bytearray | memoryview, position: int = 0) -> BatchHeader:

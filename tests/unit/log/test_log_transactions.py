@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 from batch_builder import keyed_batch
 from kafka.record.default_records import DefaultRecordBatchBuilder
-from log_testing import OpenLog, abandon, read_records, region_bytes
+from log_testing import OpenLog, abandon, read_batches, read_records, region_bytes
 
 from odradek.broker.log import LogCleaner, PartitionLog
 from odradek.broker.log.log_config import LogConfig
@@ -199,6 +199,8 @@ def test_markers_in_a_later_segment_are_indexed_there(open_log: OpenLog) -> None
 # --- compaction --------------------------------------------------------------------------------
 
 OLD = 1_700_000_000_000 - 3_600_000
+NOW = 1_700_000_000_000
+RETENTION_MS = 60_000  # delete.retention.ms of these logs
 
 
 def compacting() -> LogConfig:
@@ -207,6 +209,7 @@ def compacting() -> LogConfig:
         index_interval_bytes=100,
         cleanup_policy=("compact",),
         min_cleanable_dirty_ratio=0.0,
+        delete_retention_ms=RETENTION_MS,
     )
 
 
@@ -226,22 +229,86 @@ def values_of(log: PartitionLog, key: bytes) -> list[bytes | None]:
     return [r.value for r in read_records(log) if r.key == key]
 
 
-def test_records_of_an_aborted_transaction_do_not_supersede_committed_ones(
+def seal_more(log: PartitionLog) -> None:
+    """Dirty sealed segments after what the log holds, so the cleaner runs again."""
+    for _ in range(3):
+        log.append_as_leader(keyed(b"z", b"y" * 200), EPOCH)
+    replicated(log)
+
+
+def control_batches(log: PartitionLog) -> list[tuple[int, int | None]]:
+    """(offset, delete horizon) of each control batch in the log."""
+    return [
+        (header.base_offset, header.delete_horizon_ms)
+        for header in read_batches(log, log.log_start_offset)
+        if header.is_control
+    ]
+
+
+def test_an_aborted_transactions_data_goes_then_its_marker_past_the_delete_horizon(
     open_log: OpenLog,
 ) -> None:
     log = open_log(compacting())
     log.append_as_leader(keyed(b"a", b"committed"), EPOCH)  # 0
     log.append_as_leader(keyed(b"a", b"aborted", producer_id=7, sequence=0), EPOCH)  # 1
     log.append_marker(marker(7, MarkerType.ABORT), EPOCH)  # 2
-    for _ in range(3):  # seal the segments above
-        log.append_as_leader(keyed(b"z", b"y" * 200), EPOCH)
-    replicated(log)
+    seal_more(log)
     entry = AbortedTxn(7, 1, 2, 3)
     assert log.aborted_transactions(0, 3) == [entry]
-    LogCleaner().clean(log, 1_700_000_000_000)
+
+    LogCleaner().clean(log, NOW)  # the data goes; the marker guarded it, with its entry
     assert log.cleaned_up_to > 2
-    assert values_of(log, b"a") == [b"committed", b"aborted"]  # a reader drops the second
+    assert values_of(log, b"a") == [b"committed"]  # never superseded by the aborted value
+    assert control_batches(log) == [(2, None)]
     assert log.aborted_transactions(0, 3) == [entry]
+
+    seal_more(log)
+    LogCleaner().clean(log, NOW)  # it guards nothing now: stamped, its entry dropped
+    assert control_batches(log) == [(2, NOW + RETENTION_MS)]
+    assert log.aborted_transactions(0, 3) == []
+
+    seal_more(log)
+    LogCleaner().clean(log, NOW + RETENTION_MS - 1)  # kept until the horizon
+    assert control_batches(log) == [(2, NOW + RETENTION_MS)]
+    seal_more(log)
+    LogCleaner().clean(log, NOW + RETENTION_MS)
+    assert control_batches(log) == []
+    assert values_of(log, b"a") == [b"committed"]
+
+
+def test_a_commit_marker_stays_while_its_transaction_keeps_data(open_log: OpenLog) -> None:
+    log = open_log(compacting())
+    log.append_as_leader(keyed(b"a", b"first", producer_id=7, sequence=0), EPOCH)  # 0
+    log.append_marker(marker(7, MarkerType.COMMIT), EPOCH)  # 1
+    log.append_as_leader(keyed(b"b", b"kept", producer_id=8, sequence=0), EPOCH)  # 2
+    log.append_marker(marker(8, MarkerType.COMMIT), EPOCH)  # 3
+    log.append_as_leader(keyed(b"a", b"second"), EPOCH)  # 4: supersedes producer 7's record
+    seal_more(log)
+
+    for _ in range(3):
+        LogCleaner().clean(log, NOW)
+        seal_more(log)
+    # producer 7's data is gone, so its marker got a horizon; producer 8's stays as it was
+    assert control_batches(log) == [(1, NOW + RETENTION_MS), (3, None)]
+    LogCleaner().clean(log, NOW + RETENTION_MS)
+    assert control_batches(log) == [(3, None)]
+    assert values_of(log, b"a") == [b"second"] and values_of(log, b"b") == [b"kept"]
+
+
+def test_aborted_data_whose_marker_is_not_yet_cleanable_supersedes_nothing(
+    open_log: OpenLog,
+) -> None:
+    log = open_log(compacting())
+    log.append_as_leader(keyed(b"a", b"committed"), EPOCH)  # 0
+    log.append_as_leader(keyed(b"a", b"aborted", producer_id=7, sequence=0), EPOCH)  # 1
+    for _ in range(2):  # seal the data...
+        log.append_as_leader(keyed(b"z", b"y" * 200), EPOCH)
+    log.append_marker(marker(7, MarkerType.ABORT), EPOCH)  # ...the marker in the active one
+    replicated(log)
+    LogCleaner().clean(log, NOW)
+    assert log.cleaned_up_to > 1
+    assert values_of(log, b"a") == [b"committed"]
+    assert len(log.aborted_transactions(0, log.log_end_offset)) == 1  # its own segment's
 
 
 def test_the_cleaner_stops_before_an_open_transaction(open_log: OpenLog) -> None:
@@ -252,6 +319,6 @@ def test_the_cleaner_stops_before_an_open_transaction(open_log: OpenLog) -> None
         log.append_as_leader(keyed(b"z", b"y" * 200), EPOCH)
     replicated(log)
     assert log.last_stable_offset == 1
-    LogCleaner().clean(log, 1_700_000_000_000)
+    LogCleaner().clean(log, NOW)
     assert log.cleaned_up_to <= 1
     assert values_of(log, b"a") == [b"first", b"open"]
