@@ -2,5 +2,7 @@
 
 A consumer in a group on the source feeds a bounded queue drained by an
 idempotent producer on the target; source offsets are committed only after
-the target acknowledged (at-least-once). See docs/mirrormaker.md.
+the target acknowledged (at-least-once). With ``exactlyOnce``, transactional
+producers copy each record once, with the source offsets stored on the target
+in the same transactions. See docs/mirrormaker.md.
 """

@@ -81,6 +81,7 @@ class MirrorConfig:
     naming: Naming
     offset_sync: OffsetSyncSettings
     checkpoints: CheckpointSettings
+    exactly_once: bool = False
     refresh_interval_s: float = DEFAULT_REFRESH_INTERVAL_S
     commit_interval_s: float = DEFAULT_COMMIT_INTERVAL_S
     queue_size: int = DEFAULT_QUEUE_SIZE
@@ -229,6 +230,7 @@ def parse_config(document: object) -> MirrorConfig:
         naming=cast(Naming, naming),
         offset_sync=offset_sync,
         checkpoints=checkpoints,
+        exactly_once=root.typed("exactlyOnce", bool, False),
         refresh_interval_s=root.number("refreshIntervalSeconds", DEFAULT_REFRESH_INTERVAL_S, 0.1),
         commit_interval_s=root.number("commitIntervalSeconds", DEFAULT_COMMIT_INTERVAL_S, 0.01),
         queue_size=int(root.number("queueSize", DEFAULT_QUEUE_SIZE, 1)),

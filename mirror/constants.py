@@ -10,6 +10,11 @@ CHECKPOINTS_TOPIC = "{source}.checkpoints.internal"
 """On the target: translated consumer group offsets (compacted)."""
 OFFSET_SYNCS_TOPIC = "{source}.offset-syncs.internal"
 """On the target: source -> target offset pairs of each mirrored partition (compacted)."""
+MIRROR_OFFSETS_TOPIC = "{source}.mirror-offsets.internal"
+"""On the target, exactly-once: the next source offset of each partition (compacted)."""
+TRANSACTIONAL_ID = "{group}/{topic}/{partition}"
+"""Exactly-once: one transactional producer per source partition, so whichever process
+takes the partition over fences the one that had it."""
 MIRROR_GROUP = "odradek-mirror.{name}"
 """The consumer group the mirror processes of one config share on the source."""
 

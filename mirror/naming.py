@@ -12,7 +12,12 @@ import re
 from dataclasses import dataclass
 
 from .config import MirrorConfig, Naming, Selection
-from .constants import CHECKPOINTS_TOPIC, INTERNAL_TOPIC_SUFFIX, OFFSET_SYNCS_TOPIC
+from .constants import (
+    CHECKPOINTS_TOPIC,
+    INTERNAL_TOPIC_SUFFIX,
+    MIRROR_OFFSETS_TOPIC,
+    OFFSET_SYNCS_TOPIC,
+)
 
 
 @dataclass(frozen=True)
@@ -76,3 +81,7 @@ class NamingPolicy:
     @property
     def offset_syncs_topic(self) -> str:
         return OFFSET_SYNCS_TOPIC.format(source=self.source_alias)
+
+    @property
+    def mirror_offsets_topic(self) -> str:
+        return MIRROR_OFFSETS_TOPIC.format(source=self.source_alias)

@@ -22,6 +22,7 @@ from .ack_tracker import AckTracker
 from .checkpointer import Checkpointer
 from .config import Endpoint, MirrorConfig
 from .constants import CONSUMER_DEFAULTS, PRODUCER_DEFAULTS, PROGRESS_LOG_INTERVAL_S
+from .delivery import AtLeastOnce, ExactlyOnce
 from .http_server import mirror_http_app, start_http
 from .internal_topics import offset_sync_from_record, read_latest
 from .metrics import MirrorMetrics
@@ -57,13 +58,25 @@ class MirrorProcess:
         tracker = AckTracker()
         queue: RecordQueue[Message] = RecordQueue(config.queue_size)
         client_id = f"odradek-mirror-{config.name}"
+        producer_config = client_config(
+            config.target,
+            **PRODUCER_DEFAULTS,
+            # bounds what is in flight to the target, hence duplicates after a crash
+            **{"client.id": client_id, "queue.buffering.max.messages": config.queue_size},
+        )
+        exactly_once = (
+            ExactlyOnce(
+                producer_config,
+                client_config(config.target),
+                config.group_id,
+                config.name,
+                self.policy.mirror_offsets_topic,
+            )
+            if config.exactly_once
+            else None
+        )
         self.writer = TargetWriter(
-            client_config(
-                config.target,
-                **PRODUCER_DEFAULTS,
-                # bounds what is in flight to the target, hence duplicates after a crash
-                **{"client.id": client_id, "queue.buffering.max.messages": config.queue_size},
-            ),
+            exactly_once or AtLeastOnce(producer_config),
             config.source.alias,
             config.target.alias,
             queue,
@@ -82,6 +95,8 @@ class MirrorProcess:
             self.writer.settled,
             self.metrics,
             config.commit_interval_s,
+            exactly_once.take_over if exactly_once else None,
+            exactly_once.release if exactly_once else None,
         )
         source_admin = AdminClient(client_config(config.source))
         target_admin = AdminClient(client_config(config.target))
@@ -183,7 +198,9 @@ class MirrorProcess:
     async def _first_sync(self) -> None:
         while True:
             try:
-                await asyncio.to_thread(self.topic_sync.ensure_internal_topics)
+                await asyncio.to_thread(
+                    self.topic_sync.ensure_internal_topics, self.config.exactly_once
+                )
                 await asyncio.to_thread(self.rescan)
                 break
             except KafkaException as error:

@@ -3,7 +3,9 @@
 Processes running the same config join the same group, so the source
 partitions are shared among them. Offsets are committed from the ack tracker
 (only what the target acknowledged), every commit interval, when partitions
-are revoked (after the writer drained) and at shutdown.
+are revoked (after the writer drained) and at shutdown. Exactly once, the
+delivery takes assigned partitions over first and says where each resumes
+(what the target's committed transactions stored), and lets handed-over ones go.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from confluent_kafka import Consumer, KafkaException, Message, TopicPartition
@@ -36,6 +38,8 @@ class SourceReader:
         writer_settled: Callable[[], bool],
         metrics: MirrorMetrics,
         commit_interval_s: float,
+        take_over: Callable[[Sequence[Partition]], dict[Partition, int]] | None = None,
+        release: Callable[[Iterable[Partition]], None] | None = None,
     ) -> None:
         self.config = dict(consumer_config)
         self.queue = queue
@@ -43,6 +47,8 @@ class SourceReader:
         self.writer_settled = writer_settled
         self.metrics = metrics
         self.commit_interval_s = commit_interval_s
+        self.take_over = take_over
+        self.release = release
         self.topics: frozenset[str] = frozenset()
         self.subscribed: frozenset[str] | None = None
         self.assigned: frozenset[Partition] = frozenset()
@@ -116,6 +122,20 @@ class SourceReader:
         return batch
 
     def _assigned(self, consumer: Consumer, partitions: Sequence[TopicPartition]) -> None:
+        if self.take_over is not None:
+            keys = [(str(p.topic), int(p.partition)) for p in partitions]
+            try:
+                resume = self.take_over(keys)
+            except KafkaException as error:
+                self.failure = f"cannot take source partitions over: {error.args[0].str()}"
+                log.error("Mirroring stops: %s.", self.failure)
+                self.stopping.set()
+                consumer.assign([])  # read nothing rather than from the source's offsets
+                return
+            for partition, key in zip(partitions, keys, strict=True):
+                if key in resume:
+                    partition.offset = resume[key]
+            consumer.assign(list(partitions))  # the eager protocol: the whole assignment
         self.assigned = self.assigned | {(str(p.topic), int(p.partition)) for p in partitions}
         self.metrics.partitions.set(len(self.assigned))
         log.info("Assigned %d source partitions: %s.", len(partitions), _names(partitions))
@@ -135,6 +155,8 @@ class SourceReader:
     def _forget(self, gone: set[Partition]) -> None:
         self.assigned = self.assigned - gone
         self.tracker.forget(gone)
+        if self.release is not None:
+            self.release(gone)
         for partition in gone:
             self._committed.pop(partition, None)
         self.metrics.partitions.set(len(self.assigned))

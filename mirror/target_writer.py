@@ -1,11 +1,13 @@
-"""The target side: an idempotent producer (acks=all) draining the record queue.
+"""The target side: draining the record queue into the target (acks=all), at least
+once or exactly once (``delivery``).
 
 Each source record is produced with its key, value, headers and timestamp,
 plus a provenance header, to the same partition when the partition counts
-match (else the key decides, with Kafka's murmur2). A delivery report marks
-the source offset acknowledged, feeds the offset translation and the metrics;
-a failed delivery (after the producer's own retries) stops the mirror, since
-nothing past it may be committed.
+match (else the key decides, with Kafka's murmur2). A delivery report feeds
+the offset translation and the metrics, and marks the source offset
+acknowledged (exactly once: the commit of its transaction does); a failed
+delivery or transaction (after the producer's own retries) stops the mirror,
+since nothing past it may be committed.
 """
 
 from __future__ import annotations
@@ -13,12 +15,13 @@ from __future__ import annotations
 import functools
 import logging
 import threading
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
-from confluent_kafka import TIMESTAMP_NOT_AVAILABLE, KafkaError, Message, Producer
+from confluent_kafka import TIMESTAMP_NOT_AVAILABLE, KafkaError, KafkaException, Message
 
-from .ack_tracker import AckTracker
+from .ack_tracker import AckTracker, Partition
+from .delivery import POLL_S, Delivery, produce
 from .metrics import MirrorMetrics, TopicMetrics
 from .offset_translation import OffsetMaps
 from .provenance import Headers, Provenance, originates_from
@@ -26,7 +29,6 @@ from .record_queue import RecordQueue
 from .topic_sync import MirroredTopic
 
 log = logging.getLogger(__name__)
-POLL_S = 0.05
 
 
 class TargetWriter:
@@ -34,7 +36,7 @@ class TargetWriter:
 
     def __init__(
         self,
-        producer_config: Mapping[str, Any],
+        delivery: Delivery,
         source_alias: str,
         target_alias: str,
         queue: RecordQueue[Message],
@@ -42,7 +44,7 @@ class TargetWriter:
         offsets: OffsetMaps,
         metrics: MirrorMetrics,
     ) -> None:
-        self.producer = Producer(dict(producer_config))
+        self.delivery = delivery
         self.source_alias = source_alias
         self.target_alias = target_alias
         self.queue = queue
@@ -73,15 +75,35 @@ class TargetWriter:
         self.thread.join(timeout)
 
     def _run(self) -> None:
-        while not (self.stopping.is_set() and self.queue.unfinished() == 0):
+        while self.failure is None and not (
+            self.stopping.is_set() and self.queue.unfinished() == 0
+        ):
             batch = self.queue.get(POLL_S)
             if batch:
-                for message in batch:
-                    self._send(message)
+                try:
+                    for message in batch:
+                        self._send(message)
+                    self._complete(batch)
+                except KafkaException as error:
+                    self.metrics.errors.labels("produce").inc()
+                    self._fail(f"a transaction on the target failed: {error.args[0].str()}")
                 self.queue.done(len(batch))
-            self.producer.poll(0)
+            self.delivery.poll(0)
             self.metrics.queue.set(len(self.queue))
-        self.producer.flush(30)
+        self.delivery.flush(30)
+
+    def _complete(self, batch: Sequence[Message]) -> None:
+        """The batch is produced: let the delivery finish it (exactly once: commit each
+        partition's transaction), then, if it waits for that, count its records copied."""
+        offsets: dict[Partition, list[int]] = {}
+        for message in batch:
+            source = (str(message.topic()), int(message.partition()))  # type: ignore[arg-type]
+            offsets.setdefault(source, []).append(int(message.offset()))  # type: ignore[arg-type]
+        self.delivery.complete({source: max(found) + 1 for source, found in offsets.items()})
+        if not self.delivery.acknowledges_on_delivery:
+            for source, found in offsets.items():
+                for offset in found:
+                    self.tracker.acknowledged(source, offset)
 
     def _send(self, message: Message) -> None:
         topic = str(message.topic())
@@ -105,19 +127,16 @@ class TargetWriter:
             options["timestamp"] = timestamp
         if route.preserves_partitions:
             options["partition"] = partition
+        producer = self.delivery.producer_for(key)
+        if producer is None:  # lost to another process, which copies it
+            self.tracker.acknowledged(key, offset)
+            return
         value, record_key = message.value(), message.key()
         size = len(value or b"") + len(record_key or b"")
         report = functools.partial(
             self._delivered, key, offset, timestamp, size, route.preserves_partitions
         )
-        while True:
-            try:
-                self.producer.produce(
-                    route.target_topic, value, record_key, on_delivery=report, **options
-                )
-                return
-            except BufferError:  # the producer's own queue is full: wait for acks
-                self.producer.poll(POLL_S)
+        produce(producer, route.target_topic, value, record_key, on_delivery=report, **options)
 
     def _delivered(
         self,
@@ -134,7 +153,8 @@ class TargetWriter:
             self.metrics.errors.labels("produce").inc()
             self._fail(f"the target refused record {topic}/{source[1]}@{offset}: {error.str()}")
             return
-        self.tracker.acknowledged(source, offset)
+        if self.delivery.acknowledges_on_delivery:
+            self.tracker.acknowledged(source, offset)
         self.acknowledged += 1
         if track_offsets:
             self.offsets.record(source, offset, int(message.offset()))  # type: ignore[arg-type]

@@ -104,10 +104,14 @@ class TopicSync:
         self.replication_factor = replication_factor
         self.timeout = timeout
 
-    def ensure_internal_topics(self) -> None:
-        """The checkpoints and offset-syncs topics on the target (compacted, one partition)."""
+    def ensure_internal_topics(self, exactly_once: bool) -> None:
+        """The checkpoints and offset-syncs topics on the target (compacted, one partition),
+        and exactly once the mirror-offsets topic."""
         existing = self._partition_counts(self.target)
-        for name in (self.policy.checkpoints_topic, self.policy.offset_syncs_topic):
+        names = [self.policy.checkpoints_topic, self.policy.offset_syncs_topic]
+        if exactly_once:
+            names.append(self.policy.mirror_offsets_topic)
+        for name in names:
             if name not in existing:
                 self._create(name, TopicChange(True, 1, INTERNAL_TOPIC_CONFIGS))
 

@@ -101,6 +101,9 @@ class MirrorMakerSpec(Schema):
     resources: Resources | None = None
     offset_sync: OffsetSync = OffsetSync()
     checkpoints: Checkpoints = Checkpoints()
+    exactly_once: bool = False
+    """Copy each record exactly once (a transactional producer per source partition, the
+    source offsets committed in the same transactions on the target); else at least once."""
 
 
 class MirrorMakerStatus(Conditions):

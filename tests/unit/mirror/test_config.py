@@ -32,6 +32,7 @@ def test_the_file_the_operator_writes_is_accepted_as_written() -> None:
             "checkpoints": {"intervalSeconds": 5, "syncGroupOffsets": True},
             "offsetSync": {"intervalSeconds": 7},
             "refreshIntervalSeconds": 15,
+            "exactlyOnce": True,
         }
     )
     owner = Owner(kind="MirrorMaker", name="dr", namespace="prod", uid="1")
@@ -43,12 +44,14 @@ def test_the_file_the_operator_writes_is_accepted_as_written() -> None:
     assert config.checkpoints.interval_s == 5 and config.checkpoints.sync_group_offsets
     assert config.offset_sync.interval_s == 7
     assert config.refresh_interval_s == 15
+    assert config.exactly_once
 
 
 def test_defaults_mirror_every_topic_with_the_prefix_policy_and_no_groups() -> None:
     config = parse_config(_document())
     assert config.naming == "prefix" and config.topics.include == (".*",)
     assert config.groups.include == () and config.name == "east-to-west"
+    assert not config.exactly_once  # at least once unless asked
     assert config.target.client_config == {"acks": "all"}
 
 
@@ -68,6 +71,7 @@ def test_defaults_mirror_every_topic_with_the_prefix_policy_and_no_groups() -> N
         ({"replicationFactor": 0}, "replicationFactor: must be -1"),
         ({"source": None}, "source.alias: required"),
         ({"offsetSync": []}, "offsetSync: expected a mapping"),
+        ({"exactlyOnce": "yes"}, "exactlyOnce: expected true or false"),
     ],
 )
 def test_an_invalid_field_is_named_in_the_error(changes: dict[str, Any], message: str) -> None:
