@@ -103,6 +103,16 @@ def test_committed_transactions_are_read_and_aborted_ones_are_not(broker: Broker
         "aborted-0", "aborted-1", "after", "committed-0", "committed-1", "committed-2",
         "committed-3",
     ]  # fmt: skip
+    # and so does the Java client, through Kafka's console consumer
+    for isolation, count in (("read_committed", 5), ("read_uncommitted", 7)):
+        printed = kafka_tool(
+            "kafka-console-consumer", "--bootstrap-server", broker.bootstrap, "--topic", topic,
+            "--from-beginning", "--timeout-ms", "5000", "--isolation-level", isolation,
+        )  # fmt: skip
+        assert sorted(printed.split()) == read_committed(
+            broker.bootstrap, topic, isolation=isolation
+        )
+        assert len(printed.split()) == count
 
 
 def test_a_transaction_left_open_past_its_timeout_is_aborted_and_blocks_no_reader(
