@@ -1,6 +1,7 @@
 """The group APIs at the versions Kafka 4.x clients send: offsets committed and fetched by
-topic id (OffsetCommit/OffsetFetch v10), several groups in one OffsetFetch (v8+), and an
-unknown group described with GROUP_ID_NOT_FOUND (DescribeGroups v6)."""
+topic id (OffsetCommit/OffsetFetch v10), several groups in one OffsetFetch (v8+), an
+unknown group described with GROUP_ID_NOT_FOUND (DescribeGroups v6), and several
+coordinators found at once (FindCoordinator v4+)."""
 
 from __future__ import annotations
 
@@ -107,3 +108,21 @@ def test_describing_an_unknown_group_is_group_id_not_found_from_v6(broker: Broke
             [described] = wire.call(API_DESCRIBE_GROUPS, version, body).groups
             assert (described.error_code.value, described.group_state) == (code, "Dead")
     assert described.error_message == f"Group {group} not found."
+
+
+def test_find_coordinator_answers_several_keys_at_once_from_v4(broker: Broker) -> None:
+    groups = [unique_name("batched"), unique_name("batched")]
+    with WireClient.to(broker.bootstrap) as wire:
+        for group in groups:
+            wait_for_coordinator(wire, group)
+        for version in (4, 5):
+            schema = load_request_schema(API_FIND_COORDINATOR, version)
+            answer = wire.call(
+                API_FIND_COORDINATOR, version, schema(key_type=0, coordinator_keys=tuple(groups))
+            )
+            found = {c.key: (c.error_code.value, c.node_id, c.port) for c in answer.coordinators}
+            assert found == {group: (0, 0, broker.port) for group in groups}
+            unknown = schema(key_type=7, coordinator_keys=("x",))
+            [refused] = wire.call(API_FIND_COORDINATOR, version, unknown).coordinators
+            assert (refused.key, refused.error_code.value, refused.node_id) == ("x", 42, -1)
+            assert refused.error_message == "unknown coordinator key type 7"

@@ -87,7 +87,7 @@ API_HANDLERS: dict[int, ApiHandler] = {
     ApiKey.ELECT_LEADERS: ApiHandler(elect_leaders.handle, 0, 2),
     ApiKey.ALTER_PARTITION_REASSIGNMENTS: ApiHandler(alter_partition_reassignments.handle, 0, 0),
     ApiKey.LIST_PARTITION_REASSIGNMENTS: ApiHandler(list_partition_reassignments.handle, 0, 0),
-    ApiKey.FIND_COORDINATOR: ApiHandler(find_coordinator.handle, 0, 3),
+    ApiKey.FIND_COORDINATOR: ApiHandler(find_coordinator.handle, 0, 5),
     ApiKey.JOIN_GROUP: ApiHandler(join_group.handle, 0, 9),
     ApiKey.SYNC_GROUP: ApiHandler(sync_group.handle, 0, 5),
     ApiKey.HEARTBEAT: ApiHandler(heartbeat.handle, 0, 4),
