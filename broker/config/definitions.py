@@ -1108,6 +1108,39 @@ BROKER_CONFIGS = _defs(
         "Most members a group may have.",
         at_least(1),
     ),
+    ConfigDef(
+        "group.consumer.heartbeat.interval.ms",
+        ConfigType.INT,
+        5000,
+        "How often members of consumer groups (KIP-848) heartbeat.",
+        at_least(1),
+    ),
+    ConfigDef(
+        "group.consumer.session.timeout.ms",
+        ConfigType.INT,
+        45000,
+        "How long a consumer group member (KIP-848) may go without a heartbeat.",
+        at_least(1),
+    ),
+    ConfigDef(
+        "group.consumer.max.size",
+        ConfigType.INT,
+        INT_MAX,
+        "Most members a consumer group (KIP-848) may have.",
+        at_least(1),
+    ),
+    ConfigDef(
+        "group.consumer.assignors",
+        ConfigType.LIST,
+        ["uniform", "range"],
+        "Server-side assignors of consumer groups (KIP-848); the first is the default.",
+        one_of(
+            "uniform",
+            "range",
+            "org.apache.kafka.coordinator.group.assignor.UniformAssignor",
+            "org.apache.kafka.coordinator.group.assignor.RangeAssignor",
+        ),
+    ),
 )
 
 TOPIC_CONFIGS = _defs(

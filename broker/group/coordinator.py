@@ -17,6 +17,12 @@ from odradek.broker.cluster.internal_topics import ensure_internal_topic, find_c
 from odradek.broker.cluster.metadata_image import BrokerRegistration, TopicMetadata
 from odradek.broker.cluster.metadata_store import MetadataStore
 from odradek.broker.cluster.replica_manager import ReplicaManager
+from odradek.broker.group import consumer_group_records as consumer_records
+from odradek.broker.group.consumer_heartbeat import (
+    ConsumerGroupProtocol,
+    HeartbeatRequest,
+    HeartbeatResult,
+)
 from odradek.broker.group.consumer_protocol import CONSUMER_PROTOCOL_TYPE
 from odradek.broker.group.group import Group, TopicPartition
 from odradek.broker.group.group_catalog import GroupCatalog
@@ -66,8 +72,11 @@ class GroupCoordinator:
             replicas,
             min_insync,
             config.commit_timeout_ms,
-            on_loaded=self.rebalancer.start_sessions,
-            on_unloaded=lambda group: self.rebalancer.forget(group, ErrorCode.not_coordinator),
+            on_loaded=self._loaded,
+            on_unloaded=lambda group: self._forget(group, ErrorCode.not_coordinator),
+        )
+        self.consumer_protocol = ConsumerGroupProtocol(
+            config, lambda: store.image, self.catalog.write, clock
         )
         self.offset_commits = 0
         self._expiry: asyncio.Task[None] | None = None
@@ -85,8 +94,17 @@ class GroupCoordinator:
             await asyncio.gather(self._expiry, return_exceptions=True)
         await self.catalog.close()
         await self.rebalancer.close()
+        await self.consumer_protocol.close()
         for group in self.catalog.groups.values():
-            self.rebalancer.forget(group, ErrorCode.not_coordinator)
+            self._forget(group, ErrorCode.not_coordinator)
+
+    def _loaded(self, group: Group) -> None:
+        self.rebalancer.start_sessions(group)
+        self.consumer_protocol.start_sessions(group)
+
+    def _forget(self, group: Group, error: ErrorCode) -> None:
+        self.rebalancer.forget(group, error)
+        self.consumer_protocol.forget(group)
 
     async def find_coordinator(self, group_id: str) -> BrokerRegistration:
         topic = offsets_topic(self.config)
@@ -106,7 +124,33 @@ class GroupCoordinator:
             if request.member_id != UNKNOWN_MEMBER_ID:
                 return JoinResult(ErrorCode.unknown_member_id, request.member_id)
             group = self.catalog.groups[group_id] = Group(group_id, self._now())
+        if group.consumer is not None:
+            if group.consumer.members:
+                return JoinResult(ErrorCode.inconsistent_group_protocol, request.member_id)
+            # an empty consumer group becomes a classic group again
+            tombstones = consumer_records.group_tombstones(group_id, group.consumer)
+            group.consumer = None
+            try:
+                await self.catalog.write(group_id, tombstones)
+            except KafkaError as error:
+                return JoinResult(error.code, request.member_id)
         return await self.rebalancer.join(group, request)
+
+    async def consumer_heartbeat(
+        self, group_id: str, request: HeartbeatRequest, version: int
+    ) -> HeartbeatResult:
+        """ConsumerGroupHeartbeat (KIP-848)."""
+        self.consumer_protocol.validate(request, version)
+        group = self._group(group_id, valid_if_empty=False)
+        if group is None:
+            if request.member_epoch != 0:
+                raise KafkaError(
+                    ErrorCode.unknown_member_id, f"Group {group_id} has no such member."
+                )
+            group = self.catalog.groups[group_id] = Group(group_id, self._now())
+        if group.is_(GroupState.DEAD):
+            raise KafkaError(ErrorCode.coordinator_not_available)
+        return await self.consumer_protocol.heartbeat(group, request)
 
     async def sync(self, group_id: str, request: SyncRequest) -> SyncResult:
         try:
@@ -142,9 +186,13 @@ class GroupCoordinator:
                     raise KafkaError(ErrorCode.illegal_generation)
                 group = self.catalog.groups[group_id] = Group(group_id, self._now())
             self._check_commit(group, generation, member_id, group_instance_id)
+            stale = self._stale_consumer_commits(group, generation, member_id, offsets)
         except KafkaError as error:
             return dict.fromkeys(offsets, error.code)
-        results, accepted = self._validate_offsets(offsets)
+        results, accepted = self._validate_offsets(
+            {key: item for key, item in offsets.items() if key not in stale}
+        )
+        results.update(stale)
         if accepted:
             try:
                 await self._write_offsets(group, accepted)
@@ -171,11 +219,16 @@ class GroupCoordinator:
             group = self._group(group_id, valid_if_empty=True)
             if group is None:
                 group = self.catalog.groups[group_id] = Group(group_id, self._now())
+            stale: dict[TopicPartition, ErrorCode] = {}
             if generation >= 0 or member_id:
                 self._check_commit(group, generation, member_id, group_instance_id)
+                stale = self._stale_consumer_commits(group, generation, member_id, offsets)
         except KafkaError as error:
             return dict.fromkeys(offsets, error.code)
-        results, accepted = self._validate_offsets(offsets)
+        results, accepted = self._validate_offsets(
+            {key: item for key, item in offsets.items() if key not in stale}
+        )
+        results.update(stale)
         if accepted:
             records = [
                 (encode_key(OffsetKey(group_id, topic, partition)), encode_offset(value))
@@ -212,6 +265,8 @@ class GroupCoordinator:
     ) -> None:
         if group.is_(GroupState.DEAD):
             raise KafkaError(ErrorCode.coordinator_not_available)
+        if group.consumer is not None:
+            return  # checked per partition: _consumer_commit_errors
         if group.is_fenced(member_id, group_instance_id):
             raise KafkaError(ErrorCode.fenced_instance_id)
         if generation < 0 and group.is_(GroupState.EMPTY):
@@ -226,6 +281,35 @@ class GroupCoordinator:
         # a commit counts as a heartbeat, and is allowed while the group prepares to
         # rebalance: members commit what they processed before giving partitions up
         self.rebalancer.keep_alive(group, member)
+
+    def _stale_consumer_commits(
+        self, group: Group, epoch: int, member_id: str, partitions: Iterable[TopicPartition]
+    ) -> dict[TopicPartition, ErrorCode]:
+        """A KIP-848 member commits with its member epoch: a newer epoch is refused, an older
+        one only for partitions it got at or before that epoch (KIP-1251), as in Kafka."""
+        consumer = group.consumer
+        if consumer is None or (epoch < 0 and not consumer.members):
+            return {}  # a classic group, or offsets stored by an admin or assign() consumer
+        member = consumer.members.get(member_id)
+        if member is None:
+            raise KafkaError(
+                ErrorCode.unknown_member_id, f"Member {member_id} is not a member of the group."
+            )
+        if epoch > member.member_epoch:
+            raise KafkaError(
+                ErrorCode.stale_member_epoch,
+                f"Received member epoch {epoch} is newer than the member's {member.member_epoch}.",
+            )
+        if epoch == member.member_epoch:
+            return {}
+        image = self._store.image
+        stale = {}
+        for topic, partition in partitions:
+            metadata = image.topics.get(topic)
+            assigned = member.assignment_epoch(metadata.topic_id, partition) if metadata else None
+            if assigned is None or epoch < assigned:
+                stale[(topic, partition)] = ErrorCode.stale_member_epoch
+        return stale
 
     def _validate_offsets(
         self, offsets: Mapping[TopicPartition, OffsetToCommit]
@@ -266,10 +350,27 @@ class GroupCoordinator:
                 group.offsets[key] = value
 
     def fetch_offsets(
-        self, group_id: str, partitions: Iterable[TopicPartition] | None
+        self,
+        group_id: str,
+        partitions: Iterable[TopicPartition] | None,
+        member: tuple[str | None, int] = (None, -1),
     ) -> dict[TopicPartition, CommittedOffset | None]:
-        """Committed offsets (None: none committed); ``partitions=None`` asks for all."""
+        """Committed offsets (None: none committed); ``partitions=None`` asks for all. A KIP-848
+        member (OffsetFetch v9+) names itself and its epoch, which must be current."""
         group = self._group(group_id, valid_if_empty=True)
+        member_id, epoch = member
+        if group is not None and group.consumer is not None and (member_id or epoch >= 0):
+            known = group.consumer.members.get(member_id or "")
+            if known is None:
+                raise KafkaError(
+                    ErrorCode.unknown_member_id, f"Member {member_id} is not in group {group_id}."
+                )
+            if known.member_epoch != epoch:
+                raise KafkaError(
+                    ErrorCode.stale_member_epoch,
+                    f"The received member epoch {epoch} does not match the member's "
+                    f"{known.member_epoch}.",
+                )
         committed = group.offsets if group is not None else {}
         if partitions is None:
             return dict(committed)
@@ -288,13 +389,15 @@ class GroupCoordinator:
         group = self._existing(group_id, ErrorCode.group_id_not_found, valid_if_empty=True)
         if group.is_(GroupState.DEAD):
             raise KafkaError(ErrorCode.group_id_not_found)
-        subscribed: frozenset[str] = frozenset()
-        if not group.is_(GroupState.EMPTY):
+        subscribed: Callable[[str], bool] = frozenset().__contains__
+        if group.consumer is not None:
+            subscribed = group.consumer.subscribes_to
+        elif not group.is_(GroupState.EMPTY):
             if group.protocol_type != CONSUMER_PROTOCOL_TYPE:
                 raise KafkaError(ErrorCode.non_empty_group)
-            subscribed = group.subscribed_topics() or frozenset()
+            subscribed = (group.subscribed_topics() or frozenset()).__contains__
         results = {
-            key: ErrorCode.group_subscribed_to_topic if key[0] in subscribed else ErrorCode.none
+            key: ErrorCode.group_subscribed_to_topic if subscribed(key[0]) else ErrorCode.none
             for key in partitions
         }
         deletable = {key: None for key, code in results.items() if code is ErrorCode.none}
@@ -315,27 +418,29 @@ class GroupCoordinator:
         return [
             group
             for group in self.catalog.groups.values()
-            if not wanted or group.state.value.lower() in wanted
+            if not wanted or group.state_name.lower() in wanted
         ]
 
     async def delete_group(self, group_id: str) -> None:
         group = self._existing(group_id, ErrorCode.group_id_not_found, valid_if_empty=True)
         if group.is_(GroupState.DEAD):
             raise KafkaError(ErrorCode.group_id_not_found)
-        if not group.is_(GroupState.EMPTY):
+        if not group.is_empty_of_members:
             raise KafkaError(ErrorCode.non_empty_group)
         await self._remove_group(group)
 
     async def _remove_group(self, group: Group) -> None:
         """Forget the group, then tombstone it and its offsets."""
-        records = [
+        records: list[tuple[bytes, bytes | None]] = [
             (encode_key(OffsetKey(group.group_id, topic, partition)), None)
             for topic, partition in group.offsets
         ]
         records.append((encode_key(GroupKey(group.group_id)), None))
+        if group.consumer is not None:
+            records += consumer_records.group_tombstones(group.group_id, group.consumer)
         # Dead before the write, so that no queued group write lands after the tombstones
         group.transition(GroupState.DEAD, self._now())
-        self.rebalancer.forget(group, ErrorCode.coordinator_not_available)
+        self._forget(group, ErrorCode.coordinator_not_available)
         if self.catalog.groups.get(group.group_id) is group:
             del self.catalog.groups[group.group_id]
         await self.catalog.write(group.group_id, records)
@@ -357,7 +462,7 @@ class GroupCoordinator:
                 if expired:
                     await self._write_offsets(group, dict.fromkeys(expired))
                     log.info("group %s: %d offsets expired", group.group_id, len(expired))
-                if group.is_(GroupState.EMPTY) and not group.offsets and not group.pending_members:
+                if group.is_empty_of_members and not group.offsets and not group.pending_members:
                     await self._remove_group(group)
             except KafkaError as error:
                 log.warning("group %s: expiring offsets failed: %s", group.group_id, error.message)

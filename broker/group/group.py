@@ -5,12 +5,14 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
+from odradek.broker.group.consumer_group import CONSUMER_GROUP_TYPE, ConsumerGroup
 from odradek.broker.group.consumer_protocol import CONSUMER_PROTOCOL_TYPE, subscribed_topics
 from odradek.broker.group.group_state import GroupState, IllegalStateTransition
 from odradek.broker.group.member import Member
 from odradek.broker.group.record_format import CommittedOffset, StoredGroup, StoredMember
 
 TopicPartition = tuple[str, int]
+CLASSIC_GROUP_TYPE = "classic"
 
 
 @dataclass
@@ -31,13 +33,30 @@ class Group:
         default_factory=dict
     )
     new_member_added: bool = False  # stretches the initial rebalance delay
+    # set while the group runs the KIP-848 consumer protocol (its membership lives there)
+    consumer: ConsumerGroup | None = None
 
     def is_(self, state: GroupState) -> bool:
         return self.state is state
 
     @property
     def is_empty(self) -> bool:
-        return not self.members
+        return not self.members and not (self.consumer is not None and self.consumer.members)
+
+    @property
+    def group_type(self) -> str:
+        """ListGroups' type: ``consumer`` for KIP-848 groups, else ``classic``."""
+        return CONSUMER_GROUP_TYPE if self.consumer is not None else CLASSIC_GROUP_TYPE
+
+    @property
+    def state_name(self) -> str:
+        """The state as Kafka's tools print it (a consumer group's own states)."""
+        return self.consumer.state.value if self.consumer is not None else self.state.value
+
+    @property
+    def is_empty_of_members(self) -> bool:
+        """No member of either protocol: the group may be deleted or expire."""
+        return self.is_(GroupState.EMPTY) and self.is_empty
 
     def transition(self, state: GroupState, now_ms: int) -> None:
         if not state.can_follow(self.state):

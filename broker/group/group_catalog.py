@@ -11,6 +11,7 @@ from odradek.broker.cluster.coordinator_partitions import CoordinatorPartitions
 from odradek.broker.cluster.metadata_store import MetadataStore
 from odradek.broker.cluster.partition import Partition
 from odradek.broker.cluster.replica_manager import ReplicaManager
+from odradek.broker.group.consumer_group_records import ConsumerGroupKey, replayed_groups
 from odradek.broker.group.group import Group
 from odradek.broker.group.group_partition import OFFSETS_TOPIC, partition_for_group
 from odradek.broker.group.group_state import GroupState
@@ -108,6 +109,7 @@ def replay(logged: Iterable[LoggedRecord | TransactionMarker]) -> list[Group]:
     offsets (TxnOffsetCommit) count once its COMMIT marker follows, are dropped at its ABORT
     marker, and stay pending while neither has come."""
     stored: dict[str, StoredGroup | None] = {}
+    consumer_records: list[tuple[ConsumerGroupKey, bytes | None]] = []
     offsets: dict[str, dict[tuple[str, int], CommittedOffset | None]] = {}
     pending: dict[int, list[tuple[str, tuple[str, int], CommittedOffset | None]]] = {}
     for item in logged:
@@ -126,14 +128,23 @@ def replay(logged: Iterable[LoggedRecord | TransactionMarker]) -> list[Group]:
                     pending.setdefault(item.producer_id, []).append(group_offsets)
                 else:
                     offsets.setdefault(record_key.group_id, {})[where] = value
+            elif isinstance(record_key, ConsumerGroupKey):
+                consumer_records.append((record_key, item.value))
             else:
                 stored[record_key.group_id] = (
                     decode_group(item.value) if item.value is not None else None
                 )
         except RecordFormatError as error:
             log.error("skipping an unreadable %s record: %s", OFFSETS_TOPIC, error)
+    consumer_groups = {
+        group_id: group
+        for group_id, group in replayed_groups(consumer_records).items()
+        if group is not None
+    }
     groups = []
-    for group_id in stored.keys() | offsets.keys() | _pending_groups(pending):
+    for group_id in (
+        stored.keys() | offsets.keys() | _pending_groups(pending) | consumer_groups.keys()
+    ):
         metadata = stored.get(group_id)
         committed = {k: v for k, v in offsets.get(group_id, {}).items() if v is not None}
         open_offsets = {
@@ -141,9 +152,11 @@ def replay(logged: Iterable[LoggedRecord | TransactionMarker]) -> list[Group]:
             for producer_id, entries in pending.items()
         }
         open_offsets = {producer_id: o for producer_id, o in open_offsets.items() if o}
-        if metadata is None and not committed and not open_offsets:
+        consumer = consumer_groups.get(group_id)
+        if metadata is None and not committed and not open_offsets and consumer is None:
             continue  # deleted
-        group = Group.restored(group_id, metadata) if metadata else Group(group_id)
+        group = Group.restored(group_id, metadata) if metadata and not consumer else Group(group_id)
+        group.consumer = consumer
         group.offsets = committed
         group.transactional_offsets = open_offsets
         groups.append(group)

@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from odradek.broker.config.broker_config import BrokerConfig
+from odradek.broker.group.consumer_assignors import ASSIGNOR_CLASSES
 
 
 @dataclass(frozen=True)
@@ -23,6 +24,10 @@ class GroupConfig:
     max_size: int
     offset_metadata_max_bytes: int
     commit_timeout_ms: int
+    consumer_heartbeat_interval_ms: int = 5000
+    consumer_session_timeout_ms: int = 45000
+    consumer_max_size: int = 2**31 - 1
+    consumer_assignors: tuple[str, ...] = ("uniform", "range")
 
     @classmethod
     def from_broker(cls, config: BrokerConfig) -> GroupConfig:
@@ -43,4 +48,11 @@ class GroupConfig:
             max_size=config.get_int("group.max.size"),
             offset_metadata_max_bytes=config.get_int("offset.metadata.max.bytes"),
             commit_timeout_ms=config.get_int("offsets.commit.timeout.ms"),
+            consumer_heartbeat_interval_ms=config.get_int("group.consumer.heartbeat.interval.ms"),
+            consumer_session_timeout_ms=config.get_int("group.consumer.session.timeout.ms"),
+            consumer_max_size=config.get_int("group.consumer.max.size"),
+            consumer_assignors=tuple(
+                ASSIGNOR_CLASSES.get(str(name), str(name))
+                for name in list(config.get("group.consumer.assignors"))  # type: ignore[call-overload]
+            ),
         )

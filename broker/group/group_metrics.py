@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
+from odradek.broker.group.consumer_group import ConsumerGroup, ConsumerGroupState
 from odradek.broker.group.coordinator import GroupCoordinator
+from odradek.broker.group.group import Group
 from odradek.broker.group.group_state import GroupState
 
 
@@ -21,10 +23,12 @@ class GroupCollector(Collector):
         groups = GaugeMetricFamily(
             "odradek_groups", "Groups this broker coordinates, by state", labels=["state"]
         )
-        states = Counter(group.state for group in coordinator.catalog.groups.values())
+        catalog = coordinator.catalog.groups.values()
+        states = Counter(group.state for group in catalog if group.consumer is None)
         for state in GroupState:
             groups.add_metric([state.value], states[state])
         yield groups
+        yield from _consumer_group_metrics(catalog)
         yield CounterMetricFamily(
             "odradek_group_rebalances",
             "Rebalances started by groups this broker coordinates",
@@ -43,3 +47,27 @@ class GroupCollector(Collector):
         for group_id, topic, partition, value in coordinator.lag_samples():
             lag.add_metric([group_id, topic, str(partition)], value)
         yield lag
+
+
+def _consumer_group_metrics(groups: Iterable[Group]) -> Iterator[Metric]:
+    """KIP-848 groups: how many in each state, and per group its members and epochs."""
+    consumer_groups = [(g.group_id, g.consumer) for g in groups if g.consumer is not None]
+    by_state = GaugeMetricFamily(
+        "odradek_consumer_groups",
+        "Consumer groups (KIP-848 protocol) this broker coordinates, by state",
+        labels=["state"],
+    )
+    states = Counter(consumer.state for _, consumer in consumer_groups)
+    for state in ConsumerGroupState:
+        by_state.add_metric([state.value], states[state])
+    yield by_state
+    families: dict[str, tuple[str, Callable[[ConsumerGroup], int]]] = {
+        "members": ("Members of the consumer group", lambda c: len(c.members)),
+        "epoch": ("The consumer group's epoch", lambda c: c.group_epoch),
+        "assignment_epoch": ("Epoch of its target assignment", lambda c: c.assignment_epoch),
+    }
+    for name, (description, value) in families.items():
+        family = GaugeMetricFamily(f"odradek_consumer_group_{name}", description, labels=["group"])
+        for group_id, consumer in consumer_groups:
+            family.add_metric([group_id], value(consumer))
+        yield family

@@ -17,9 +17,19 @@ def expired_offsets(group: Group, now_ms: int, retention_ms: int) -> list[TopicP
     An empty group with a protocol loses all its offsets ``retention_ms`` after it
     became empty; a group that only stores offsets (standalone ``assign()``
     consumers) loses each offset that long after its commit; a consumer group
-    with members loses only the offsets of topics none of them subscribes to.
+    with members (classic or KIP-848) loses only the offsets of topics none of them
+    subscribes to.
     An explicit expiry time (OffsetCommit v2-v4 retention) wins over all that.
     """
+    consumer = group.consumer
+    if consumer is not None:
+        if not consumer.members:
+            return _older_than(group, now_ms, retention_ms, lambda _: group.state_timestamp)
+        return [
+            key
+            for key in _older_than(group, now_ms, retention_ms, lambda o: o.commit_timestamp)
+            if not consumer.subscribes_to(key[0])
+        ]
     if group.protocol_type is not None and group.is_(GroupState.EMPTY):
         return _older_than(group, now_ms, retention_ms, lambda _: group.state_timestamp)
     if group.protocol_type is None:

@@ -14,12 +14,20 @@ fields. A null value is a tombstone (compaction drops the key). Big-endian;
   group_instance_id string, client_id string, client_host string,
   rebalance_timeout_ms i32, session_timeout_ms i32, subscription bytes,
   assignment bytes``.
+- KIP-848 consumer groups: Kafka's own record types 3, 5, 6, 7 and 8
+  (``consumer_group_records``).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from odradek.broker.group.consumer_group_records import (
+    ConsumerGroupKey,
+    encode_consumer_key,
+    is_consumer_record_type,
+    read_consumer_key,
+)
 from odradek.broker.protocol.record_fields import FieldReader, FieldWriter, RecordFormatError
 
 OFFSET_KEY_TYPE = 0
@@ -71,10 +79,12 @@ class StoredGroup:
     members: tuple[StoredMember, ...]
 
 
-RecordKey = OffsetKey | GroupKey
+RecordKey = OffsetKey | GroupKey | ConsumerGroupKey
 
 
 def encode_key(key: RecordKey) -> bytes:
+    if isinstance(key, ConsumerGroupKey):
+        return encode_consumer_key(key)
     out = FieldWriter()
     if isinstance(key, OffsetKey):
         out.i16(OFFSET_KEY_TYPE).string(key.group_id).string(key.topic).i32(key.partition)
@@ -90,6 +100,8 @@ def decode_key(data: bytes) -> RecordKey:
         key: RecordKey = OffsetKey(reader.text(), reader.text(), reader.i32())
     elif kind == GROUP_KEY_TYPE:
         key = GroupKey(reader.text())
+    elif is_consumer_record_type(kind):
+        key = read_consumer_key(kind, reader)
     else:
         raise RecordFormatError(f"unknown coordinator record key type {kind}")
     reader.end()

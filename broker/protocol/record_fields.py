@@ -7,6 +7,7 @@ lengths and ends each structure with its tagged fields."""
 from __future__ import annotations
 
 import struct
+import uuid
 from collections.abc import Mapping
 
 from odradek.broker.protocol.varint import read_uvarint, write_uvarint
@@ -60,6 +61,12 @@ class FieldWriter:
     def compact_string(self, value: str) -> FieldWriter:
         encoded = value.encode()
         return self.compact_count(len(encoded)).raw(encoded)
+
+    def compact_nullable_string(self, value: str | None) -> FieldWriter:
+        return self.compact_count(None) if value is None else self.compact_string(value)
+
+    def uuid(self, value: uuid.UUID) -> FieldWriter:
+        return self.raw(value.bytes)
 
     def compact_count(self, count: int | None) -> FieldWriter:
         """A compact array's length; None: a null array."""
@@ -163,13 +170,22 @@ class FieldReader:
         return None if encoded == 0 else encoded - 1
 
     def compact_text(self) -> str:
+        value = self.compact_string()
+        if value is None:
+            raise RecordFormatError("null where the coordinator record needs a string")
+        return value
+
+    def compact_string(self) -> str | None:
         length = self.compact_nullable_count()
         if length is None:
-            raise RecordFormatError("null where the coordinator record needs a string")
+            return None
         try:
             return self._take(length).decode()
         except UnicodeDecodeError as error:
             raise RecordFormatError(f"coordinator record string: {error}") from None
+
+    def uuid(self) -> uuid.UUID:
+        return uuid.UUID(bytes=self._take(16))
 
     def tagged(self) -> dict[int, bytes]:
         """A structure's tagged fields, by tag (the unknown ones are the caller's to skip)."""

@@ -1,10 +1,21 @@
 """DescribeGroups v0-6: state, protocol and members (with assignments when Stable); v6 says
-why a group could not be described (GROUP_ID_NOT_FOUND for an unknown one, as Kafka)."""
+why a group could not be described (GROUP_ID_NOT_FOUND for an unknown one, as Kafka). A
+KIP-848 consumer group is described too, in the consumer protocol's terms."""
 
 from __future__ import annotations
 
+import uuid
+from collections.abc import Mapping
 from typing import Any
 
+from odradek.broker.cluster.metadata_image import MetadataImage
+from odradek.broker.group.consumer_group import ConsumerGroup
+from odradek.broker.group.consumer_member import partitions_of
+from odradek.broker.group.consumer_protocol import (
+    CONSUMER_PROTOCOL_TYPE,
+    assignment_bytes,
+    subscription_bytes,
+)
 from odradek.broker.group.group import Group
 from odradek.broker.group.group_state import GroupState
 from odradek.broker.protocol.errors import ErrorCode
@@ -55,7 +66,46 @@ def _describe(context: BrokerContext, request: Request, group_id: str) -> dict[s
             return {**dead, "error_message": f"Group {group_id} not found."}
         # before v6 an unknown group is described as Dead, without an error
         return _entry(group_id, ErrorCode.none, GroupState.DEAD.value)
+    if group.consumer is not None:
+        assignors = context.groups.config.consumer_assignors
+        return _consumer_entry(context.store.image, group_id, group.consumer, assignors)
     return _entry(group_id, ErrorCode.none, group.state.value, group)
+
+
+def _consumer_entry(
+    image: MetadataImage, group_id: str, group: ConsumerGroup, assignors: tuple[str, ...]
+) -> dict[str, Any]:
+    """A KIP-848 group as classic tools read one: protocol type ``consumer``, the assignor
+    as protocol, each member's subscription and assignment in the consumer protocol's
+    bytes (Kafka itself answers GROUP_ID_NOT_FOUND here; its admin client asks
+    ConsumerGroupDescribe first)."""
+
+    def names(partitions: Mapping[uuid.UUID, frozenset[int]]) -> dict[str, frozenset[int]]:
+        return {
+            name: indexes
+            for topic_id, indexes in partitions.items()
+            if (name := image.topic_name(topic_id)) is not None
+        }
+
+    return {
+        "error_code": ErrorCode.none,
+        "group_id": group_id,
+        "group_state": group.state.value,
+        "protocol_type": CONSUMER_PROTOCOL_TYPE,
+        "protocol_data": group.preferred_assignor(assignors[0]),
+        "members": [
+            {
+                "member_id": member.member_id,
+                "group_instance_id": member.instance_id,
+                "client_id": member.client_id,
+                "client_host": member.client_host,
+                "member_metadata": subscription_bytes(member.subscribed_topic_names),
+                "member_assignment": assignment_bytes(names(partitions_of(member.assigned))),
+            }
+            for member in group.members.values()
+        ],
+        "authorized_operations": NO_OPERATIONS,
+    }
 
 
 def _entry(

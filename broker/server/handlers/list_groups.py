@@ -1,18 +1,17 @@
 """ListGroups v0-5: the groups this broker coordinates, filtered by state (v4) and by
-type (v5: every group here is a classic one)."""
+type (v5: ``classic`` or ``consumer``, the KIP-848 groups)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from typing import Any
 
+from odradek.broker.group.consumer_protocol import CONSUMER_PROTOCOL_TYPE
 from odradek.broker.group.group import Group
 from odradek.broker.protocol.framing import Request
 from odradek.broker.security.acl_model import AclOperation, ResourceType
 from odradek.broker.server.context import BrokerContext
 from odradek.broker.server.handlers.errors import answer_or_error
-
-CLASSIC = "classic"
 
 
 async def handle(context: BrokerContext, request: Request) -> dict[str, Any]:
@@ -40,10 +39,12 @@ def _listed(groups: Iterable[Group], types: set[str]) -> list[dict[str, Any]]:
     return [
         {
             "group_id": group.group_id,
-            "protocol_type": group.protocol_type or "",
-            "group_state": group.state.value,
-            "group_type": CLASSIC,
+            "protocol_type": CONSUMER_PROTOCOL_TYPE
+            if group.consumer is not None
+            else group.protocol_type or "",
+            "group_state": group.state_name,
+            "group_type": group.group_type,
         }
         for group in groups
-        if not types or CLASSIC in types
+        if not types or group.group_type in types
     ]

@@ -1,5 +1,6 @@
 """OffsetFetch v1-10: groups' committed offsets (v2+: null topics asks for all of them;
-v7+: require_stable; v8+: several groups in one request; v10: topics named by id)."""
+v7+: require_stable; v8+: several groups in one request; v9+: a KIP-848 member names itself
+and its epoch; v10: topics named by id)."""
 
 from __future__ import annotations
 
@@ -31,7 +32,14 @@ async def handle(context: BrokerContext, request: Request) -> dict[str, Any]:
         groups = [
             {
                 "group_id": g.group_id,
-                **_group(context, request, image, g.group_id, g.topics),
+                **_group(
+                    context,
+                    request,
+                    image,
+                    g.group_id,
+                    g.topics,
+                    (getattr(g, "member_id", None), getattr(g, "member_epoch", -1)),
+                ),
             }
             for g in body.groups
         ]
@@ -46,6 +54,7 @@ def _group(
     image: MetadataImage,
     group_id: str,
     topics: Sequence[Any] | None,
+    member: tuple[str | None, int] = (None, -1),
 ) -> dict[str, Any]:
     """One group's answer: its error code and topics. Kafka's checks: DESCRIBE on the group,
     then DESCRIBE on each topic (a topic the sender may not describe is answered
@@ -75,7 +84,7 @@ def _group(
         requested = [item for item in requested if item[0] in describable]
     try:
         authorization.check(request, AclOperation.DESCRIBE, ResourceType.GROUP, group_id)
-        found = context.groups.fetch_offsets(group_id, requested)
+        found = context.groups.fetch_offsets(group_id, requested, member)
         if topics is None:
             describable = authorization.allowed_names(
                 request, AclOperation.DESCRIBE, ResourceType.TOPIC, {name for name, _ in found}
