@@ -1130,6 +1130,14 @@ BROKER_CONFIGS = _defs(
         at_least(1),
     ),
     ConfigDef(
+        "group.consumer.migration.policy",
+        ConfigType.STRING,
+        "bidirectional",
+        "Whether a live group may change between the classic and the consumer protocol: "
+        "bidirectional, upgrade, downgrade or disabled.",
+        one_of("bidirectional", "upgrade", "downgrade", "disabled"),
+    ),
+    ConfigDef(
         "group.consumer.assignors",
         ConfigType.LIST,
         ["uniform", "range"],

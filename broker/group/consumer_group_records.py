@@ -5,7 +5,8 @@ flexible fields (compact strings and arrays, tagged fields). A null value delete
 
 - 3 ConsumerGroupMetadata, key group: the group epoch; tag 0 the metadata hash.
 - 5 ConsumerGroupMemberMetadata, key group and member: instance id, rack, client id and
-  host, subscribed topic names and regex, rebalance timeout, server assignor.
+  host, subscribed topic names and regex, rebalance timeout, server assignor; tag 0 a
+  classic member's session timeout and protocols.
 - 6 ConsumerGroupTargetAssignmentMetadata, key group: the assignment epoch.
 - 7 ConsumerGroupTargetAssignmentMember, key group and member: target partitions by
   topic id.
@@ -23,13 +24,19 @@ from dataclasses import dataclass, field
 from enum import IntEnum
 
 from odradek.broker.group.consumer_group import ConsumerGroup
-from odradek.broker.group.consumer_member import Assignment, ConsumerMember, MemberState
+from odradek.broker.group.consumer_member import (
+    Assignment,
+    ClassicMembership,
+    ConsumerMember,
+    MemberState,
+)
 from odradek.broker.protocol.record_fields import FieldReader, FieldWriter, RecordFormatError
 
 KeyValue = tuple[bytes, bytes | None]
 VALUE_VERSION = 0
 _METADATA_HASH_TAG = 0
 _ASSIGNMENT_EPOCHS_TAG = 0
+_CLASSIC_MEMBER_TAG = 0
 
 
 class ConsumerRecordType(IntEnum):
@@ -91,7 +98,28 @@ def member_metadata(group_id: str, member: ConsumerMember) -> KeyValue:
     out.compact_nullable_string(member.subscribed_topic_regex)
     out.i32(member.rebalance_timeout_ms).compact_nullable_string(member.server_assignor)
     key = _key(ConsumerRecordType.MEMBER_METADATA, group_id, member.member_id)
-    return key, out.tagged({}).done()
+    tags = {} if member.classic is None else {_CLASSIC_MEMBER_TAG: _classic(member.classic)}
+    return key, out.tagged(tags).done()
+
+
+def _classic(classic: ClassicMembership) -> bytes:
+    out = FieldWriter().i32(classic.session_timeout_ms).compact_count(len(classic.protocols))
+    for name, metadata in classic.protocols:
+        out.compact_string(name).compact_count(len(metadata)).raw(metadata).tagged({})
+    return out.tagged({}).done()
+
+
+def _read_classic(data: bytes) -> ClassicMembership:
+    reader = FieldReader(data)
+    session_timeout_ms = reader.i32()
+    protocols = []
+    for _ in range(_count(reader)):
+        name = reader.compact_text()
+        protocols.append((name, reader.raw(_count(reader))))
+        reader.tagged()
+    reader.tagged()
+    reader.end()
+    return ClassicMembership(session_timeout_ms, tuple(protocols))
 
 
 def target_metadata(group_id: str, group: ConsumerGroup) -> KeyValue:
@@ -251,7 +279,7 @@ def _read_member_metadata(member_id: str, value: bytes) -> ConsumerMember:
     names = tuple(reader.compact_text() for _ in range(_count(reader)))
     regex = reader.compact_string()
     rebalance_timeout_ms, assignor = reader.i32(), reader.compact_string()
-    reader.tagged()  # tag 0: a classic member's metadata, which this broker does not keep
+    classic = reader.tagged().get(_CLASSIC_MEMBER_TAG)
     reader.end()
     return ConsumerMember(
         member_id,
@@ -263,6 +291,7 @@ def _read_member_metadata(member_id: str, value: bytes) -> ConsumerMember:
         regex,
         rebalance_timeout_ms,
         assignor,
+        classic=_read_classic(classic) if classic is not None else None,
     )
 
 

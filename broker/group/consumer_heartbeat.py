@@ -17,9 +17,17 @@ import hashlib
 import logging
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping, Sequence
+from collections.abc import (
+    Awaitable,
+    Callable,
+    Collection,
+    Coroutine,
+    Iterable,
+    Mapping,
+    Sequence,
+)
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from odradek.broker.cluster.metadata_image import MetadataImage
 from odradek.broker.group import consumer_group_records as records
@@ -34,6 +42,7 @@ from odradek.broker.group.consumer_member import ConsumerMember, MemberState, pa
 from odradek.broker.group.consumer_reconciliation import Reconciliation
 from odradek.broker.group.group import Group
 from odradek.broker.group.group_config import GroupConfig
+from odradek.broker.group.group_conversion import can_downgrade, can_upgrade
 from odradek.broker.group.record_format import GroupKey, encode_key
 from odradek.broker.group.subscription_regex import compiled_regex, matches
 from odradek.broker.protocol.errors import ErrorCode, KafkaError
@@ -44,6 +53,17 @@ LEAVE_EPOCH = -1
 STATIC_LEAVE_EPOCH = -2  # a static member leaves for now; its partitions wait for it
 KeyValue = tuple[bytes, bytes | None]
 WriteRecords = Callable[[str, Sequence[KeyValue]], Awaitable[None]]
+
+
+class ProtocolChanges(Protocol):
+    """What the coordinator does when a group changes protocol (its classic side)."""
+
+    def upgrade(self, group: Group) -> None:
+        """Hand the classic group's members over to a consumer group (``group.consumer``)."""
+
+    def downgrade(self, group: Group) -> list[KeyValue]:
+        """Make the consumer group's classic members a classic group; its records."""
+        return []
 
 
 @dataclass(frozen=True)
@@ -81,14 +101,17 @@ class ConsumerGroupProtocol:
         config: GroupConfig,
         image: Callable[[], MetadataImage],
         write: WriteRecords,
+        convert: ProtocolChanges,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self._config = config
+        self._convert = convert
         self._clock = clock
         self._image = image
         self._write = write
         self._tasks: set[asyncio.Task[None]] = set()
-        self._needs_snapshot: set[str] = set()  # groups whose last write failed
+        # groups whose next write restates them in full (after a failed write, an upgrade)
+        self._needs_snapshot: set[str] = set()
 
     # --- the heartbeat -------------------------------------------------------------------------
 
@@ -149,42 +172,11 @@ class ConsumerGroupProtocol:
             if request.subscribed_topic_regex is not None
             else member.subscribed_topic_regex,
         )
-        image = self._image()
-        subscription_changed = (
-            updated.subscribed_topic_names != member.subscribed_topic_names
-            or updated.subscribed_topic_regex != member.subscribed_topic_regex
-            or updated.member_id not in consumer.members
+        reconciled = self.reconcile(
+            group.group_id, consumer, member, updated, request.owned, written
         )
-        assignor_before = consumer.preferred_assignor(self._config.consumer_assignors[0])
-        if updated.metadata() != member.metadata() or updated.member_id not in consumer.members:
-            written.append(records.member_metadata(group.group_id, updated))
-        consumer.put_member(updated)
-        assignor = consumer.preferred_assignor(self._config.consumer_assignors[0])
-        layout_hash = _layout_hash(image, subscribed_topics(image, consumer.members.values()))
-        if (
-            subscription_changed
-            or assignor != assignor_before
-            or layout_hash != consumer.metadata_hash
-        ):
-            consumer.group_epoch += 1
-            consumer.metadata_hash = layout_hash
-            written.append(records.group_metadata(group.group_id, consumer))
-        if consumer.group_epoch > consumer.assignment_epoch:
-            written += self._new_target(group.group_id, consumer, image, assignor)
-        reconciled = Reconciliation(
-            consumer.assignment_epoch,
-            consumer.target.get(updated.member_id, {}),
-            frozenset(subscribed_topics(image, [updated])),
-            consumer.owner_epoch,
-            request.owned,
-            subscription_changed,
-        ).next(updated)
-        if reconciled.assignment_state() != member.assignment_state():
-            written.append(records.current_assignment(group.group_id, reconciled))
-        if reconciled is not updated:
-            consumer.put_member(reconciled)
-        self._schedule(group, reconciled)
-        await self._store(group, consumer, written)
+        self.schedule(group, reconciled)
+        await self.store(group, consumer, written)
         assignment = None
         if (
             request.member_epoch == 0
@@ -199,21 +191,78 @@ class ConsumerGroupProtocol:
             assignment,
         )
 
+    def reconcile(
+        self,
+        group_id: str,
+        consumer: ConsumerGroup,
+        member: ConsumerMember,
+        updated: ConsumerMember,
+        owned: Mapping[uuid.UUID, Collection[int]] | None,
+        written: list[KeyValue],
+    ) -> ConsumerMember:
+        """Store the member's update; bump the group epoch if subscriptions, the topics'
+        layout or the assignor changed; compute a new target if the group epoch passed it;
+        move the member towards its target. The records it takes go to ``written``."""
+        image = self._image()
+        # a static member's replacement takes over its subscription: no change
+        subscription_changed = (
+            updated.subscribed_topic_names != member.subscribed_topic_names
+            or updated.subscribed_topic_regex != member.subscribed_topic_regex
+        )
+        known = updated.member_id in consumer.members
+        assignor_before = consumer.preferred_assignor(self._config.consumer_assignors[0])
+        if updated.metadata() != member.metadata() or not known:
+            written.append(records.member_metadata(group_id, updated))
+        consumer.put_member(updated)
+        assignor = consumer.preferred_assignor(self._config.consumer_assignors[0])
+        layout_hash = _layout_hash(image, subscribed_topics(image, consumer.members.values()))
+        if (
+            subscription_changed
+            or assignor != assignor_before
+            or layout_hash != consumer.metadata_hash
+        ):
+            consumer.group_epoch += 1
+            consumer.metadata_hash = layout_hash
+            written.append(records.group_metadata(group_id, consumer))
+        if consumer.group_epoch > consumer.assignment_epoch:
+            written += self._new_target(group_id, consumer, image, assignor)
+        reconciled = Reconciliation(
+            consumer.assignment_epoch,
+            consumer.target.get(updated.member_id, {}),
+            frozenset(subscribed_topics(image, [updated])),
+            consumer.owner_epoch,
+            owned,
+            subscription_changed,
+        ).next(updated)
+        if reconciled.assignment_state() != member.assignment_state() or not known:
+            written.append(records.current_assignment(group_id, reconciled))
+        if reconciled is not updated:
+            consumer.put_member(reconciled)
+        return reconciled
+
     def _consumer_group(
         self, group: Group, request: HeartbeatRequest, written: list[KeyValue]
     ) -> ConsumerGroup:
         if group.consumer is not None:
             return group.consumer
-        if group.members or group.pending_members:
-            raise KafkaError(
-                ErrorCode.group_id_not_found, f"Group {group.group_id} is not a consumer group."
-            )
         if request.member_epoch != 0:
             raise KafkaError(
                 ErrorCode.unknown_member_id, f"Group {group.group_id} has no such member."
             )
-        # an empty classic group (say, of committed offsets only) becomes a consumer group
-        group.consumer = ConsumerGroup()
+        if group.members or group.pending_members:
+            if not can_upgrade(group, self._config.consumer_migration_policy):
+                raise KafkaError(
+                    ErrorCode.group_id_not_found,
+                    f"Group {group.group_id} is not a consumer group.",
+                )
+            self._convert.upgrade(group)  # its classic members join the consumer group
+            assert group.consumer is not None
+            self._needs_snapshot.add(group.group_id)
+            self.start_sessions(group)
+            log.info("group %s: upgraded to the consumer protocol", group.group_id)
+        else:
+            # an empty classic group (say, of committed offsets only) becomes a consumer group
+            group.consumer = ConsumerGroup()
         written.append((encode_key(GroupKey(group.group_id)), None))
         return group.consumer
 
@@ -303,13 +352,13 @@ class ConsumerGroupProtocol:
             written.append(records.current_assignment(group.group_id, left))
             log.info("group %s: static member %s left for now", group.group_id, left.instance_id)
         else:
-            written += self._remove(group, consumer, member, "left the group")
-        await self._store(group, consumer, written)
+            written += self.remove(group, consumer, member, "left the group")
+        await self.store(group, consumer, written)
         return HeartbeatResult(
             request.member_id, request.member_epoch, self._config.consumer_heartbeat_interval_ms
         )
 
-    def _remove(
+    def remove(
         self, group: Group, consumer: ConsumerGroup, member: ConsumerMember, reason: str
     ) -> list[KeyValue]:
         """Remove a member; the group's next heartbeat reassigns its partitions."""
@@ -319,10 +368,17 @@ class ConsumerGroupProtocol:
         if not consumer.members:
             group.state_timestamp = int(self._clock() * 1000)
         log.info("group %s: member %s %s", group.group_id, member.member_id, reason)
-        return [
+        written = [
             *records.member_tombstones(group.group_id, member.member_id),
             records.group_metadata(group.group_id, consumer),
         ]
+        if member.classic is None and can_downgrade(
+            consumer, self._config.consumer_migration_policy
+        ):
+            self.forget(group)
+            written += self._convert.downgrade(group)
+            log.info("group %s: downgraded to the classic protocol", group.group_id)
+        return written
 
     def _new_target(
         self, group_id: str, consumer: ConsumerGroup, image: MetadataImage, assignor: str
@@ -357,9 +413,9 @@ class ConsumerGroupProtocol:
         )
         return written
 
-    async def _store(self, group: Group, consumer: ConsumerGroup, written: list[KeyValue]) -> None:
+    async def store(self, group: Group, consumer: ConsumerGroup, written: list[KeyValue]) -> None:
         """Write the change; after a failed write the next one writes the whole group."""
-        if group.group_id in self._needs_snapshot and consumer.members:
+        if group.group_id in self._needs_snapshot and group.consumer is consumer:
             written = [*written, *records.snapshot(group.group_id, consumer)]
         if not written:
             return
@@ -372,12 +428,17 @@ class ConsumerGroupProtocol:
 
     # --- timers --------------------------------------------------------------------------------
 
-    def _schedule(self, group: Group, member: ConsumerMember) -> None:
+    def schedule(self, group: Group, member: ConsumerMember) -> None:
         loop = asyncio.get_running_loop()
         if member.session_timer is not None:
             member.session_timer.cancel()
+        session_ms = (
+            member.classic.session_timeout_ms
+            if member.classic is not None
+            else self._config.consumer_session_timeout_ms
+        )
         member.session_timer = loop.call_later(
-            self._config.consumer_session_timeout_ms / 1000,
+            session_ms / 1000,
             self._expire,
             group,
             member.member_id,
@@ -400,15 +461,15 @@ class ConsumerGroupProtocol:
         """Give every member of a group just loaded from the log a fresh session."""
         if group.consumer is not None:
             for member in group.consumer.members.values():
-                self._schedule(group, member)
+                self.schedule(group, member)
 
     def _expire(self, group: Group, member_id: str, reason: str) -> None:
         consumer = group.consumer
         member = consumer.members.get(member_id) if consumer is not None else None
         if consumer is None or member is None:
             return
-        written = self._remove(group, consumer, member, reason)
-        self._spawn(self._store_quietly(group, consumer, written))
+        written = self.remove(group, consumer, member, reason)
+        self.spawn(self.store_quietly(group, consumer, written))
 
     def _expire_revocation(self, group: Group, member_id: str, epoch: int) -> None:
         consumer = group.consumer
@@ -424,15 +485,15 @@ class ConsumerGroupProtocol:
                 member.cancel_timers()
         self._needs_snapshot.discard(group.group_id)
 
-    async def _store_quietly(
+    async def store_quietly(
         self, group: Group, consumer: ConsumerGroup, written: list[KeyValue]
     ) -> None:
         try:
-            await self._store(group, consumer, written)
+            await self.store(group, consumer, written)
         except KafkaError as error:
             log.warning("group %s: could not store the group: %s", group.group_id, error.message)
 
-    def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
+    def spawn(self, work: Coroutine[Any, Any, None]) -> None:
         task = asyncio.get_running_loop().create_task(work)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)

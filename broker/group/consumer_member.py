@@ -20,6 +20,19 @@ class MemberState(IntEnum):
     UNRELEASED_PARTITIONS = 2  # at the target epoch, waiting for partitions others still own
 
 
+@dataclass(frozen=True)
+class ClassicMembership:
+    """A member of a consumer group that speaks the classic protocol (JoinGroup, SyncGroup,
+    Heartbeat): its session timeout and the protocols it offered (name, metadata)."""
+
+    session_timeout_ms: int
+    protocols: tuple[tuple[str, bytes], ...]
+
+    @property
+    def protocol_name(self) -> str:
+        return self.protocols[0][0]
+
+
 @dataclass
 class ConsumerMember:
     member_id: str
@@ -36,6 +49,7 @@ class ConsumerMember:
     state: MemberState = MemberState.STABLE
     assigned: Assignment = field(default_factory=dict)
     pending_revocation: Assignment = field(default_factory=dict)
+    classic: ClassicMembership | None = None  # set for a classic member (upgrade/downgrade)
     session_timer: asyncio.TimerHandle | None = field(default=None, repr=False, compare=False)
     revocation_timer: asyncio.TimerHandle | None = field(default=None, repr=False, compare=False)
 
@@ -50,6 +64,7 @@ class ConsumerMember:
             self.subscribed_topic_regex,
             self.rebalance_timeout_ms,
             self.server_assignor,
+            self.classic,
         )
 
     def assignment_state(self) -> tuple[object, ...]:

@@ -1,15 +1,19 @@
 """The pieces of the opaque consumer protocol the coordinator reads and writes.
 
-A ``ConsumerProtocolSubscription`` (any version 0-3) starts with version i16 and
-an array (i32 count) of topic names (i16 length + UTF-8); OffsetDelete and
-offset expiry need those names, everything after them is left alone. DescribeGroups
-shows a KIP-848 member's subscription and assignment in the same format (version 0).
+``ConsumerProtocolSubscription`` (versions 0-3: topics, user data, owned partitions,
+generation, rack) and ``ConsumerProtocolAssignment``, big-endian with i16-length strings:
+OffsetDelete and offset expiry need a classic member's topics, a classic member of a
+KIP-848 group its subscription and assignment; DescribeGroups shows a KIP-848 member's
+subscription and assignment in the same format (version 0).
 """
 
 from __future__ import annotations
 
 import struct
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from odradek.broker.protocol.record_fields import FieldReader, RecordFormatError
 
 CONSUMER_PROTOCOL_TYPE = "consumer"
 
@@ -42,22 +46,50 @@ def _string(text: str) -> bytes:
     return _I16.pack(len(encoded)) + encoded
 
 
+@dataclass(frozen=True)
+class Subscription:
+    """A ``ConsumerProtocolSubscription``: its topics, the partitions the member owns
+    (v1+, cooperative clients) and its rack (v3+)."""
+
+    topics: frozenset[str]
+    owned: Mapping[str, tuple[int, ...]]
+    rack: str | None = None
+
+
+def decode_subscription(data: bytes) -> Subscription:
+    """The subscription in ``data`` (RecordFormatError if it is not one)."""
+    reader = FieldReader(data)
+    version = reader.i16()
+    topics = frozenset(reader.text() for _ in range(reader.count()))
+    reader.nullable_blob()  # user data
+    owned: dict[str, tuple[int, ...]] = {}
+    rack = None
+    if version >= 1:
+        for _ in range(reader.count()):
+            topic = reader.text()
+            owned[topic] = tuple(reader.i32() for _ in range(reader.count()))
+    if version >= 2:
+        reader.i32()  # generation
+    if version >= 3:
+        rack = reader.string()
+    return Subscription(topics, owned, rack)
+
+
+def decode_assignment(data: bytes) -> dict[str, tuple[int, ...]]:
+    """The partitions of a ``ConsumerProtocolAssignment`` (any version; empty: none)."""
+    if not data:
+        return {}
+    reader = FieldReader(data)
+    reader.i16()
+    return {
+        reader.text(): tuple(reader.i32() for _ in range(reader.count()))
+        for _ in range(reader.count())
+    }
+
+
 def subscribed_topics(subscription: bytes) -> frozenset[str] | None:
     """The topics of a consumer's subscription, or None if the bytes are not one."""
     try:
-        position = _I16.size
-        (count,) = _I32.unpack_from(subscription, position)
-        position += _I32.size
-        if count < 0:
-            return None
-        topics = set()
-        for _ in range(count):
-            (length,) = _I16.unpack_from(subscription, position)
-            position += _I16.size
-            if length < 0 or position + length > len(subscription):
-                return None
-            topics.add(subscription[position : position + length].decode())
-            position += length
-    except (struct.error, UnicodeDecodeError):
+        return decode_subscription(subscription).topics
+    except RecordFormatError:
         return None
-    return frozenset(topics)

@@ -18,6 +18,7 @@ from odradek.broker.cluster.metadata_image import BrokerRegistration, TopicMetad
 from odradek.broker.cluster.metadata_store import MetadataStore
 from odradek.broker.cluster.replica_manager import ReplicaManager
 from odradek.broker.group import consumer_group_records as consumer_records
+from odradek.broker.group.consumer_group_classic import ClassicMembers
 from odradek.broker.group.consumer_heartbeat import (
     ConsumerGroupProtocol,
     HeartbeatRequest,
@@ -27,6 +28,7 @@ from odradek.broker.group.consumer_protocol import CONSUMER_PROTOCOL_TYPE
 from odradek.broker.group.group import Group, TopicPartition
 from odradek.broker.group.group_catalog import GroupCatalog
 from odradek.broker.group.group_config import GroupConfig
+from odradek.broker.group.group_conversion import classic_members_of, consumer_group_of
 from odradek.broker.group.group_partition import partition_for_group
 from odradek.broker.group.group_state import GroupState
 from odradek.broker.group.member import JoinResult, SyncResult
@@ -37,6 +39,7 @@ from odradek.broker.group.record_format import (
     CommittedOffset,
     GroupKey,
     OffsetKey,
+    encode_group,
     encode_key,
     encode_offset,
 )
@@ -76,8 +79,9 @@ class GroupCoordinator:
             on_unloaded=lambda group: self._forget(group, ErrorCode.not_coordinator),
         )
         self.consumer_protocol = ConsumerGroupProtocol(
-            config, lambda: store.image, self.catalog.write, clock
+            config, lambda: store.image, self.catalog.write, self, clock
         )
+        self.classic_members = ClassicMembers(config, self.consumer_protocol)
         self.offset_commits = 0
         self._expiry: asyncio.Task[None] | None = None
 
@@ -126,7 +130,9 @@ class GroupCoordinator:
             group = self.catalog.groups[group_id] = Group(group_id, self._now())
         if group.consumer is not None:
             if group.consumer.members:
-                return JoinResult(ErrorCode.inconsistent_group_protocol, request.member_id)
+                return await self.classic_members.join(
+                    group, group.consumer, request, self._store.image
+                )
             # an empty consumer group becomes a classic group again
             tombstones = consumer_records.group_tombstones(group_id, group.consumer)
             group.consumer = None
@@ -155,6 +161,8 @@ class GroupCoordinator:
     async def sync(self, group_id: str, request: SyncRequest) -> SyncResult:
         try:
             group = self._existing(group_id, ErrorCode.unknown_member_id, valid_if_empty=False)
+            if group.consumer is not None:
+                return self.classic_members.sync(group, group.consumer, request, self._store.image)
             return await self.rebalancer.sync(group, request)
         except KafkaError as error:
             return SyncResult(error.code)
@@ -163,11 +171,46 @@ class GroupCoordinator:
         self, group_id: str, member_id: str, group_instance_id: str | None, generation: int
     ) -> None:
         group = self._existing(group_id, ErrorCode.unknown_member_id, valid_if_empty=False)
-        self.rebalancer.heartbeat(group, member_id, group_instance_id, generation)
+        if group.consumer is not None:
+            self.classic_members.heartbeat(
+                group, group.consumer, member_id, group_instance_id, generation
+            )
+        else:
+            self.rebalancer.heartbeat(group, member_id, group_instance_id, generation)
 
     def leave(self, group_id: str, members: list[tuple[str, str | None]]) -> list[ErrorCode]:
         group = self._existing(group_id, ErrorCode.unknown_member_id, valid_if_empty=False)
+        if group.consumer is not None:
+            return self.classic_members.leave(group, group.consumer, members)
         return self.rebalancer.leave(group, members)
+
+    # --- a live group changing protocol (ProtocolChanges) ----------------------------------
+
+    def upgrade(self, group: Group) -> None:
+        """The classic members move into a consumer group with their partitions; those
+        waiting on a join or sync are told to rejoin."""
+        consumer = consumer_group_of(group, self._store.image)
+        self.rebalancer.forget(group, ErrorCode.rebalance_in_progress)
+        group.members, group.static_members, group.pending_members = {}, {}, set()
+        group.leader_id = group.protocol_name = None
+        group.state = GroupState.EMPTY
+        group.consumer = consumer
+
+    def downgrade(self, group: Group) -> list[tuple[bytes, bytes | None]]:
+        """The consumer group's classic members form a classic group again, keeping their
+        partitions, and rebalance; the records that replace the consumer group's."""
+        consumer = group.consumer
+        assert consumer is not None
+        tombstones = consumer_records.group_tombstones(group.group_id, consumer)
+        group.consumer = None
+        group.generation = consumer.group_epoch
+        for member in classic_members_of(consumer, self._store.image):
+            group.add(member)
+        group.protocol_name = group.select_protocol()
+        group.state = GroupState.STABLE
+        self.rebalancer.start_sessions(group)
+        self.rebalancer.prepare_rebalance(group, "downgraded from the consumer protocol")
+        return [*tombstones, (encode_key(GroupKey(group.group_id)), encode_group(group.stored()))]
 
     # --- offsets -------------------------------------------------------------------------------
 
@@ -295,9 +338,13 @@ class GroupCoordinator:
             raise KafkaError(
                 ErrorCode.unknown_member_id, f"Member {member_id} is not a member of the group."
             )
+        # a classic member's epoch is its generation: Kafka's error for it is ILLEGAL_GENERATION
+        stale_code = (
+            ErrorCode.illegal_generation if member.classic else ErrorCode.stale_member_epoch
+        )
         if epoch > member.member_epoch:
             raise KafkaError(
-                ErrorCode.stale_member_epoch,
+                stale_code,
                 f"Received member epoch {epoch} is newer than the member's {member.member_epoch}.",
             )
         if epoch == member.member_epoch:
@@ -308,7 +355,7 @@ class GroupCoordinator:
             metadata = image.topics.get(topic)
             assigned = member.assignment_epoch(metadata.topic_id, partition) if metadata else None
             if assigned is None or epoch < assigned:
-                stale[(topic, partition)] = ErrorCode.stale_member_epoch
+                stale[(topic, partition)] = stale_code
         return stale
 
     def _validate_offsets(

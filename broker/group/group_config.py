@@ -28,6 +28,7 @@ class GroupConfig:
     consumer_session_timeout_ms: int = 45000
     consumer_max_size: int = 2**31 - 1
     consumer_assignors: tuple[str, ...] = ("uniform", "range")
+    consumer_migration_policy: str = "bidirectional"
 
     @classmethod
     def from_broker(cls, config: BrokerConfig) -> GroupConfig:
@@ -51,6 +52,7 @@ class GroupConfig:
             consumer_heartbeat_interval_ms=config.get_int("group.consumer.heartbeat.interval.ms"),
             consumer_session_timeout_ms=config.get_int("group.consumer.session.timeout.ms"),
             consumer_max_size=config.get_int("group.consumer.max.size"),
+            consumer_migration_policy=str(config.get("group.consumer.migration.policy")),
             consumer_assignors=tuple(
                 ASSIGNOR_CLASSES.get(str(name), str(name))
                 for name in list(config.get("group.consumer.assignors"))  # type: ignore[call-overload]

@@ -157,6 +157,13 @@ class FieldReader:
     def blob(self) -> bytes:
         return self._take(self.i32())
 
+    def raw(self, size: int) -> bytes:
+        return self._take(size)
+
+    def nullable_blob(self) -> bytes | None:
+        size = self.i32()
+        return None if size == -1 else self._take(size)
+
     def uvarint(self) -> int:
         try:
             value, self._position = read_uvarint(self._data, self._position)

@@ -3,6 +3,8 @@
 - ``broker``: one running broker shared by the tests of a module.
 - ``broker_factory``: ``broker_factory(settings={...}, env={...}, start=True)``
   makes brokers owned by one test.
+- ``group_broker`` and ``spawn``: a broker with quick group settings and group members
+  as processes (group_members.py), for the consumer group tests.
 - ``etcd``: a real etcd on free loopback ports; ``cluster_factory(brokers=3,
   racks=(...), settings={...})`` makes started clusters on it (cluster_harness.py);
   ``secured_cluster_factory`` the same secured end to end (secured_cluster.py).
@@ -24,6 +26,7 @@ from typing import Any
 import pytest
 from broker_process import LIVE_BROKERS, Broker, BrokerFactory
 from cluster_harness import ClusterFactory, cluster_pool, running_etcd
+from group_members import GROUP_SETTINGS, MemberFactory, started_members
 from secured_cluster import secured_cluster_pool
 
 from odradek.cli.etcd_process import EtcdProcess
@@ -74,6 +77,20 @@ def broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Broker]:
     """A running broker with default settings, shared by the tests of one module."""
     with _broker_pool(tmp_path_factory.mktemp("shared-broker")) as make:
         yield make()
+
+
+@pytest.fixture(scope="module")
+def group_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Broker]:
+    """A broker with quick group settings for a module's group tests (their groups and
+    topics are unique; none restarts it)."""
+    with Broker(tmp_path_factory.mktemp("group-broker"), settings=GROUP_SETTINGS) as broker:
+        yield broker.start()
+
+
+@pytest.fixture
+def spawn(tmp_path: Path) -> Iterator[MemberFactory]:
+    """Starts group members (group_members.py); all are killed at teardown."""
+    yield from started_members(tmp_path)
 
 
 @pytest.fixture

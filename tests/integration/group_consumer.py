@@ -2,9 +2,10 @@
 
 ``python group_consumer.py CLIENT BOOTSTRAP TOPIC GROUP CLIENT_ID [--max-records N]
 [--instance-id ID]``
-subscribes with kafka-python, aiokafka or confluent-kafka, commits after
-processing each batch (exactly the offsets after its records), and reports
-on stdout, one JSON object a line:
+subscribes with kafka-python, aiokafka or confluent-kafka (classic protocol), or with
+librdkafka or the Java client (Kafka's VerifiableConsumer) on the KIP-848 consumer
+protocol (``group.protocol=consumer``), commits after processing each batch (exactly
+the offsets after its records), and reports on stdout, one JSON object a line:
 
 - ``{"event": "assigned", "member_id": ..., "partitions": [...]}`` whenever its
   member id or assignment changes (an idle member reports ``[]``);
@@ -20,15 +21,22 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import signal
+import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 SESSION_TIMEOUT_MS = 6000
 HEARTBEAT_INTERVAL_MS = 500
 POLL_TIMEOUT_MS = 200
+# the KIP-848 consumer protocol (group.protocol=consumer) with librdkafka and the Java client
+CONSUMER_PROTOCOL_LIBRDKAFKA = "librdkafka-consumer-protocol"
+CONSUMER_PROTOCOL_JAVA = "java-consumer-protocol"
 
 Batch = list[tuple[int, int, str]]
 
@@ -148,6 +156,8 @@ def run_aiokafka(args: argparse.Namespace, report: Reporter) -> None:
 def run_confluent(args: argparse.Namespace, report: Reporter) -> None:
     import confluent_kafka
 
+    # the classic protocol's session and heartbeat are the member's; the consumer
+    # protocol's are the broker's (group.consumer.*)
     consumer = confluent_kafka.Consumer(
         {
             "bootstrap.servers": args.bootstrap,
@@ -155,8 +165,14 @@ def run_confluent(args: argparse.Namespace, report: Reporter) -> None:
             "client.id": args.client_id,
             "auto.offset.reset": "earliest",
             "enable.auto.commit": False,
-            "session.timeout.ms": SESSION_TIMEOUT_MS,
-            "heartbeat.interval.ms": HEARTBEAT_INTERVAL_MS,
+            **(
+                {"group.protocol": "consumer"}
+                if args.client == CONSUMER_PROTOCOL_LIBRDKAFKA
+                else {
+                    "session.timeout.ms": SESSION_TIMEOUT_MS,
+                    "heartbeat.interval.ms": HEARTBEAT_INTERVAL_MS,
+                }
+            ),
             **({"group.instance.id": args.instance_id} if args.instance_id else {}),
         }
     )
@@ -184,6 +200,48 @@ def run_confluent(args: argparse.Namespace, report: Reporter) -> None:
     consumer.close()
 
 
+def run_java(args: argparse.Namespace, report: Reporter) -> None:
+    """Kafka's VerifiableConsumer (the Java client, ``--group-protocol consumer``): it
+    commits synchronously after each batch; its events are translated to ours."""
+    sys.path.insert(0, str(Path(__file__).parent))
+    from kafka_tools import kafka_tool_command
+
+    with tempfile.NamedTemporaryFile("w", suffix=".properties", delete=False) as config:
+        config.write(f"client.id={args.client_id}\n")
+        if args.instance_id:
+            config.write(f"group.instance.id={args.instance_id}\n")
+    command = kafka_tool_command(
+        "kafka-verifiable-consumer",
+        *("--bootstrap-server", args.bootstrap, "--topic", args.topic, "--group-id", args.group),
+        *("--group-protocol", "consumer", "--reset-policy", "earliest", "--verbose"),
+        *("--consumer.config", config.name),
+    )
+    java = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
+    signal.signal(signal.SIGTERM, lambda *_: (_stop(report), java.terminate()))
+    owned: set[int] = set()
+    batch: Batch = []
+    member_id = f"java:{args.client_id}"  # the Java tool does not print its member id
+    assert java.stdout is not None
+    for line in java.stdout:
+        if not line.startswith("{"):
+            continue  # the tool's other output
+        event = json.loads(line)
+        name = event["name"]
+        if name in ("partitions_assigned", "partitions_revoked"):
+            changed = {item["partition"] for item in event["partitions"]}
+            owned = owned | changed if name == "partitions_assigned" else owned - changed
+            report.membership(member_id, sorted(owned))
+        elif name == "record_data":
+            batch.append((event["partition"], event["offset"], event["value"] or ""))
+        elif name == "records_consumed":
+            report.take(batch)
+            batch = []
+        elif name == "offsets_committed" and event.get("success"):
+            report.committed({item["partition"]: item["offset"] for item in event["offsets"]})
+    java.wait()
+    os.unlink(config.name)
+
+
 def _stop(report: Reporter, *_: object) -> None:
     report.stopping = True
 
@@ -192,6 +250,8 @@ RUNNERS: dict[str, Callable[[argparse.Namespace, Reporter], None]] = {
     "kafka-python": run_kafka_python,
     "aiokafka": run_aiokafka,
     "confluent-kafka": run_confluent,
+    CONSUMER_PROTOCOL_LIBRDKAFKA: run_confluent,
+    CONSUMER_PROTOCOL_JAVA: run_java,
 }
 
 
@@ -205,8 +265,8 @@ def main() -> None:
     parser.add_argument("--max-records", type=int)
     parser.add_argument("--instance-id", help="group.instance.id (confluent-kafka only)")
     args = parser.parse_args()
-    if args.instance_id and args.client != "confluent-kafka":
-        parser.error("--instance-id is wired for confluent-kafka only")
+    if args.instance_id and args.client in ("kafka-python", "aiokafka"):
+        parser.error("--instance-id is wired for confluent-kafka and Java only")
     report = Reporter(args.max_records)
     signal.signal(signal.SIGTERM, lambda *_: _stop(report))
     started = time.monotonic()

@@ -1,25 +1,16 @@
 """Consumer groups with real clients: partitions shared out, moved on leave and death, offsets kept.
 
-Each member runs in its own process (group_consumer.py) so it can be SIGKILLed;
+Each member runs in its own process (group_consumer.py, group_members.py) so it can be SIGKILLed;
 the tests read what every member reports and check that no record is lost and,
 while membership is steady, none is delivered twice.
 """
 
 from __future__ import annotations
 
-import contextlib
 import datetime
-import json
-import os
 import re
-import signal
 import subprocess
-import sys
-import threading
 import time
-from collections import Counter
-from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
 
 import confluent_kafka
@@ -29,159 +20,35 @@ from cluster_harness import ClusterFactory
 from confluent_kafka.admin import (  # type: ignore[attr-defined]
     AdminClient,
     ConfigResource,
-    NewTopic,
     ResourceType,
+)
+from group_consumer import CONSUMER_PROTOCOL_JAVA, CONSUMER_PROTOCOL_LIBRDKAFKA
+from group_members import (
+    GROUP_SETTINGS,
+    WAIT_S,
+    Member,
+    MemberFactory,
+    create_topic,
+    produce,
+    seen,
+    shares_out,
+    wait_until,
 )
 from kafka_wire import WireClient
 
 from odradek.broker.group.group_partition import OFFSETS_TOPIC
 
-CLIENTS = ("kafka-python", "aiokafka", "confluent-kafka")
-# a short initial delay keeps joins fast; members' sessions are 6 s (group_consumer.py)
-GROUP_SETTINGS = {"group.initial.rebalance.delay.ms": "200"}
+# the classic protocol with three clients; the KIP-848 consumer protocol with two
+CLIENTS = (
+    "kafka-python",
+    "aiokafka",
+    "confluent-kafka",
+    CONSUMER_PROTOCOL_LIBRDKAFKA,
+    CONSUMER_PROTOCOL_JAVA,
+)
 SESSION_EXPIRY_WAIT_S = 30.0
-WAIT_S = 20.0
-RUNNER = Path(__file__).with_name("group_consumer.py")
 
 pytestmark = pytest.mark.slow
-
-
-class Member:
-    """One group_consumer.py process and everything it reported."""
-
-    def __init__(self, args: list[str], log_path: Path) -> None:
-        self._log = log_path.open("w")
-        self.process = subprocess.Popen(
-            [sys.executable, str(RUNNER), *args],
-            stdout=subprocess.PIPE,
-            stderr=self._log,
-            text=True,
-            start_new_session=True,
-        )
-        self._lock = threading.Lock()
-        self.member_id = ""
-        self.partitions: list[int] = []
-        self.values: list[str] = []
-        self.committed: dict[int, int] = {}
-        self.assignments = 0  # how many different assignments it reported
-        self._reader = threading.Thread(target=self._read, daemon=True)
-        self._reader.start()
-
-    def _read(self) -> None:
-        assert self.process.stdout is not None
-        for line in self.process.stdout:
-            event = json.loads(line)
-            with self._lock:
-                if event["event"] == "assigned":
-                    self.member_id, self.partitions = event["member_id"], event["partitions"]
-                    self.assignments += 1
-                elif event["event"] == "records":
-                    self.values += [value for _, _, value in event["records"]]
-                elif event["event"] == "committed":
-                    self.committed.update(dict(event["offsets"]))
-
-    @property
-    def alive(self) -> bool:
-        return self.process.poll() is None
-
-    def snapshot(self) -> tuple[str, list[int], list[str], dict[int, int]]:
-        with self._lock:
-            return self.member_id, list(self.partitions), list(self.values), dict(self.committed)
-
-    def close(self) -> None:
-        """SIGTERM: the client closes and leaves the group."""
-        self.process.send_signal(signal.SIGTERM)
-        self.process.wait(15)
-
-    def kill(self) -> None:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(self.process.pid, signal.SIGKILL)
-        self.process.wait(5)
-
-    def dispose(self) -> None:
-        if self.alive:
-            self.kill()
-        self._log.close()
-
-
-MemberFactory = Callable[..., Member]
-
-
-@pytest.fixture(scope="module")
-def group_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Broker]:
-    """A broker for the tests that do not restart it (their groups and topics are unique)."""
-    with Broker(tmp_path_factory.mktemp("group-broker"), settings=GROUP_SETTINGS) as broker:
-        yield broker.start()
-
-
-@pytest.fixture
-def spawn(tmp_path: Path) -> Iterator[MemberFactory]:
-    """Starts group members; all are killed at teardown."""
-    members: list[Member] = []
-
-    def start(
-        client: str,
-        bootstrap: str,
-        topic: str,
-        group: str,
-        max_records: int | None = None,
-        instance_id: str | None = None,
-    ) -> Member:
-        client_id = f"{client}-{len(members)}"
-        args = [client, bootstrap, topic, group, client_id]
-        if max_records is not None:
-            args += ["--max-records", str(max_records)]
-        if instance_id is not None:
-            args += ["--instance-id", instance_id]
-        member = Member(args, tmp_path / f"{client_id}.log")
-        members.append(member)
-        return member
-
-    yield start
-    for member in members:
-        member.dispose()
-
-
-def wait_until(condition: Callable[[], bool], what: str, timeout: float = WAIT_S) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout:g} s waiting until {what}")
-        time.sleep(0.05)
-
-
-def create_topic(broker: Broker, partitions: int) -> str:
-    name = unique_name("groups")
-    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
-    admin.create_topics([NewTopic(name, partitions, 1)])[name].result(15)
-    return name
-
-
-def produce(
-    bootstrap: str, topic: str, label: str, per_partition: int, partitions: int
-) -> set[str]:
-    """``per_partition`` records on every partition; returns their values."""
-    producer = confluent_kafka.Producer({"bootstrap.servers": bootstrap, "linger.ms": 5})
-    values = set()
-    for index in range(per_partition * partitions):
-        value = f"{label}-{index}"
-        producer.produce(topic, value=value.encode(), partition=index % partitions)
-        values.add(value)
-    assert producer.flush(15) == 0
-    return values
-
-
-def seen(members: list[Member]) -> Counter[str]:
-    return Counter(value for member in members for value in member.snapshot()[2])
-
-
-def shares_out(members: list[Member], partitions: int, busy: int | None = None) -> bool:
-    """Every partition is owned by exactly one live member (and ``busy`` members own some)."""
-    owned = [member.snapshot()[1] for member in members if member.alive]
-    flat = [partition for partition_list in owned for partition in partition_list]
-    if sorted(flat) != list(range(partitions)):
-        return False
-    return busy is None or sum(1 for partition_list in owned if partition_list) == busy
 
 
 @pytest.mark.parametrize("client", CLIENTS)
@@ -292,27 +159,29 @@ def test_group_describe_shows_what_the_members_see(
     rows = _describe(broker, group)
     expected = {}
     for member in members:
-        member_id, partitions, _, committed = member.snapshot()
+        _, partitions, _, committed = member.snapshot()
         for partition in partitions:
             offset = committed.get(partition)
             expected[partition] = (
                 "-" if offset is None else str(offset),
                 "12",
                 "-" if offset is None else str(12 - offset),
-                member_id,
+                member.client_id,
             )
     described = {
         int(row["PARTITION"]): (
             row["CURRENT-OFFSET"],
             row["LOG-END-OFFSET"],
             row["LAG"],
-            row["CONSUMER-ID"],
+            row["CLIENT-ID"],
         )
         for row in rows
     }
     assert described == expected
-    client_ids = {row["CONSUMER-ID"]: row["CLIENT-ID"] for row in rows}
-    assert all(client_id.startswith(client) for client_id in client_ids.values())
+    # the Java tool does not print its member id; the others' must be the broker's
+    known = {m.client_id: m.snapshot()[0] for m in members if client != CONSUMER_PROTOCOL_JAVA}
+    for row in rows:
+        assert row["CONSUMER-ID"] == known.get(row["CLIENT-ID"], row["CONSUMER-ID"])
     assert {row["HOST"] for row in rows} == {"/127.0.0.1"}
 
     metrics = broker.metrics_text()
@@ -363,13 +232,14 @@ def _rebalances(broker: Broker) -> float:
     return float(found.group(1))
 
 
+@pytest.mark.parametrize("client", ["confluent-kafka", CONSUMER_PROTOCOL_LIBRDKAFKA])
 def test_a_new_coordinator_loads_the_group_when_the_old_one_dies(
-    cluster_factory: ClusterFactory, spawn: MemberFactory
+    client: str, cluster_factory: ClusterFactory, spawn: MemberFactory
 ) -> None:
     cluster = cluster_factory(3, settings={**GROUP_SETTINGS, "offsets.topic.num.partitions": "3"})
     bootstrap = cluster.bootstrap
     topic, group = cluster.create_topic(3), unique_name("failover")
-    first = spawn("confluent-kafka", bootstrap, topic, group)
+    first = spawn(client, bootstrap, topic, group)
     wait_until(lambda: first.snapshot()[1] == [0, 1, 2], "the member owns every partition")
     before = produce(bootstrap, topic, "before", 10, 3)
     wait_until(lambda: sum(first.snapshot()[3].values()) == 30, "the member committed them")
@@ -382,7 +252,7 @@ def test_a_new_coordinator_loads_the_group_when_the_old_one_dies(
 
     # a second member forces a rebalance: partitions move and their new owners start
     # from the offsets the new coordinator loaded, so nothing before them comes back
-    second = spawn("confluent-kafka", bootstrap, topic, group)
+    second = spawn(client, bootstrap, topic, group)
     wait_until(lambda: shares_out([first, second], 3, busy=2), "both members own partitions")
     after = produce(bootstrap, topic, "after", 10, 3)
     wait_until(lambda: after <= seen([first, second]).keys(), "both consumed the new records")

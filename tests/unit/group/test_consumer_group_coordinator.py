@@ -12,12 +12,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from group_testing import group_config
+from aiokafka.coordinator.protocol import ConsumerProtocolMemberAssignment
+from group_testing import group_config, subscription
 from one_broker import one_broker
 
 from odradek.broker.group.consumer_group import ConsumerGroupState
 from odradek.broker.group.consumer_heartbeat import HeartbeatRequest, HeartbeatResult
+from odradek.broker.group.consumer_protocol import decode_assignment
 from odradek.broker.group.coordinator import GroupCoordinator, OffsetToCommit
+from odradek.broker.group.group_state import GroupState
+from odradek.broker.group.rebalance import JoinRequest, SyncRequest
 from odradek.broker.protocol.errors import ErrorCode, KafkaError
 
 TOPIC = "orders"
@@ -151,7 +155,7 @@ def test_requests_kafka_refuses_are_refused_with_its_errors(tmp_path: Path) -> N
                 (
                     join("a", subscribed_topic_regex="(?=lookahead)"),
                     ErrorCode.invalid_regular_expression,
-                ),  # fmt: skip
+                ),
             ]
             for request, code in cases:
                 with pytest.raises(KafkaError) as refused:
@@ -181,8 +185,8 @@ def test_leaving_and_silent_members_give_their_partitions_back(tmp_path: Path) -
             a = await coordinator.consumer_heartbeat("g", join("a"), V1)
             b = await coordinator.consumer_heartbeat("g", join("b"), V1)
             results = await settle(coordinator, "g", {"a": a, "b": b})
-            left = await coordinator.consumer_heartbeat("g", beat("b", results["b"].member_epoch, {}).__class__(
-                "b", -1, "client", "/127.0.0.1"), V1)  # fmt: skip
+            leave = HeartbeatRequest("b", -1, "client", "/127.0.0.1")
+            left = await coordinator.consumer_heartbeat("g", leave, V1)
             assert left.member_epoch == -1
             alone = await settle(coordinator, "g", {"a": results["a"]})
             assert partitions(alone["a"]) == {0, 1, 2, 3}
@@ -210,11 +214,13 @@ def test_a_static_member_back_under_a_new_id_gets_its_partitions_without_a_rebal
             with pytest.raises(KafkaError) as taken:
                 await coordinator.consumer_heartbeat("g", join("b2", instance_id="b"), V1)
             assert taken.value.code is ErrorCode.unreleased_instance_id
-            back = await coordinator.consumer_heartbeat("g", join("a2", instance_id="a"), V1)
-            assert partitions(back) == before
             group = coordinator.describe("g")
             assert group is not None and group.consumer is not None
+            epoch = group.consumer.group_epoch
+            back = await coordinator.consumer_heartbeat("g", join("a2", instance_id="a"), V1)
+            assert partitions(back) == before
             assert set(group.consumer.members) == {"a2", "b1"}
+            assert group.consumer.group_epoch == epoch, "the group rebalanced"
 
     run(test)
 
@@ -275,5 +281,71 @@ def test_a_new_coordinator_reads_the_group_back_from_the_log(tmp_path: Path) -> 
                 "g", beat("a", results["a"].member_epoch, owned(results["a"])), V1
             )
             assert reply.member_epoch == results["a"].member_epoch
+
+    run(test)
+
+
+def consumer_assignment(partitions: dict[str, range]) -> bytes:
+    """A classic leader's assignment as aiokafka encodes it."""
+    encoded: bytes = ConsumerProtocolMemberAssignment(
+        0, [(topic, list(p)) for topic, p in partitions.items()], b""
+    ).encode()
+    return encoded
+
+
+async def _classic_member(
+    coordinator: GroupCoordinator, group: str, member_id: str = ""
+) -> tuple[str, int, bytes]:
+    """A classic member joined and synced: (member id, generation, assignment)."""
+    request = JoinRequest(member_id, None, "classic", "/127.0.0.1", 6000, 5000, "consumer",
+                          (("range", subscription(TOPIC)),), False)  # fmt: skip
+    joined = await coordinator.join(group, request)
+    assert joined.error is ErrorCode.none, joined
+    sync = SyncRequest(joined.member_id, None, joined.generation, "consumer", None, {})
+    if joined.leader_id == joined.member_id:  # a classic group: the leader assigns all
+        sync = SyncRequest(joined.member_id, None, joined.generation, "consumer", None,
+                           {joined.member_id: consumer_assignment({TOPIC: range(4)})})  # fmt: skip
+    synced = await coordinator.sync(group, sync)
+    assert synced.error is ErrorCode.none, synced
+    return joined.member_id, joined.generation, synced.assignment
+
+
+def test_a_live_classic_group_upgrades_when_a_consumer_member_joins_and_downgrades_when_it_leaves(
+    tmp_path: Path,
+) -> None:
+    async def test() -> None:
+        async with running(tmp_path) as coordinator:
+            classic_id, generation, assignment = await _classic_member(coordinator, "g")
+            assert decode_assignment(assignment) == {TOPIC: (0, 1, 2, 3)}
+            offsets = {(TOPIC, p): OffsetToCommit(7, 0, None) for p in range(4)}
+            await coordinator.commit_offsets("g", generation, classic_id, None, offsets)
+
+            modern = await coordinator.consumer_heartbeat("g", join("modern"), V1)
+            group = coordinator.describe("g")
+            assert group is not None and group.consumer is not None
+            assert set(group.consumer.members) == {classic_id, "modern"}
+            assert partitions(modern) == set(), "the classic member still owns everything"
+            # the classic member is told to rejoin; it gets half, the modern member the rest
+            with pytest.raises(KafkaError) as rejoin:
+                coordinator.heartbeat("g", classic_id, None, generation)
+            assert rejoin.value.code is ErrorCode.rebalance_in_progress
+            _, epoch, kept = await _classic_member(coordinator, "g", classic_id)
+            assert len(decode_assignment(kept)[TOPIC]) == 2
+            coordinator.heartbeat("g", classic_id, None, epoch)  # caught up
+            settled = await settle(coordinator, "g", {"modern": modern})
+            assert partitions(settled["modern"]) == {0, 1, 2, 3} - set(
+                decode_assignment(kept)[TOPIC]
+            )
+            assert {o.offset for o in coordinator.fetch_offsets("g", None).values()} == {7}
+
+            leave = HeartbeatRequest("modern", -1, "client", "/127.0.0.1")
+            await coordinator.consumer_heartbeat("g", leave, V1)
+            assert group.consumer is None and set(group.members) == {classic_id}
+            assert group.state is GroupState.PREPARING_REBALANCE
+            assert {o.offset for o in coordinator.fetch_offsets("g", None).values()} == {7}
+        async with running(tmp_path) as reloaded:
+            again = reloaded.describe("g")
+            assert again is not None and again.consumer is None
+            assert set(again.members) == {classic_id}
 
     run(test)
