@@ -30,8 +30,8 @@ _CLEANER = "Odradek's log cleaner has fixed buffers and an unthrottled I/O rate"
 _CORDON = "Odradek cannot cordon log directories (KIP-1066)"
 _LOG_DIR_MOVES = "Odradek does not throttle moves between log directories (AlterReplicaLogDirs)"
 _GROUPS = (
-    "Odradek's group coordinator runs the classic protocol only (no consumer, share or "
-    "streams groups, KIP-848/932/1071)"
+    "Odradek's coordinator assigns a consumer group at the heartbeat that needs it and "
+    "keeps no record cache; share and streams groups (KIP-932/1071) are not built"
 )
 _PLUGINS = "Odradek loads no Java plug-ins: metrics are served on /metrics"
 

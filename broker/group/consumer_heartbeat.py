@@ -528,7 +528,7 @@ def subscribed_topics(
     image: MetadataImage, members: Iterable[ConsumerMember]
 ) -> dict[uuid.UUID, str]:
     """The existing topics the members subscribe to by name or regex (id -> name); a regex
-    matches whole names and never an internal topic."""
+    matches whole names, internal topics' too, as Kafka's coordinator does."""
     found: dict[uuid.UUID, str] = {}
     for member in members:
         for name in member.subscribed_topic_names:
@@ -537,7 +537,7 @@ def subscribed_topics(
                 found[topic.topic_id] = name
         if member.subscribed_topic_regex:
             for name, topic in image.topics.items():
-                if not topic.internal and matches(member.subscribed_topic_regex, name):
+                if matches(member.subscribed_topic_regex, name):
                     found[topic.topic_id] = name
     return found
 

@@ -62,7 +62,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
 
-    listing = actions.add_parser("list", help="list groups and their states")
+    listing = actions.add_parser("list", help="list groups, their types and states")
     listing.set_defaults(run=_list)
 
     describe = actions.add_parser(
@@ -217,8 +217,8 @@ def _list(args: argparse.Namespace) -> int:
     )
     if result.errors:
         raise CliError(f"cannot list groups: {'; '.join(str(e) for e in result.errors)}")
-    rows = sorted((g.group_id, _state_name(g.state)) for g in result.valid)
-    _print_table(("GROUP", "STATE"), rows)
+    rows = sorted((g.group_id, g.type.name.title(), _state_name(g.state)) for g in result.valid)
+    _print_table(("GROUP", "TYPE", "STATE"), rows)
     return 0
 
 

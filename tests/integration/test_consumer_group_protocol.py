@@ -1,8 +1,9 @@
 """The KIP-848 consumer group protocol with real clients, beyond the scenarios every
 protocol shares (test_consumer_groups.py runs those with librdkafka and the Java client on
 ``group.protocol=consumer`` too): incremental rebalances that do not pause the partitions
-that stay, static members, regular-expression subscriptions, and Kafka's own tools reading
-the groups and their records."""
+that stay, static members, regular-expression subscriptions, rack-aware assignment, live
+groups changing protocol member by member, and Kafka's own tools reading the groups and
+their records."""
 
 from __future__ import annotations
 
@@ -16,9 +17,11 @@ from pathlib import Path
 import confluent_kafka
 import pytest
 from broker_process import Broker, unique_name
+from cluster_harness import ClusterFactory
 from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
 from group_consumer import CONSUMER_PROTOCOL_JAVA, CONSUMER_PROTOCOL_LIBRDKAFKA
 from group_members import (
+    GROUP_SETTINGS,
     Member,
     MemberFactory,
     create_topic,
@@ -134,6 +137,7 @@ def test_a_static_member_that_leaves_and_comes_back_gets_its_partitions_without_
     wait_until(lambda: back.snapshot()[1] == owned, "the instance got its partitions back")
     assert steady.assignments == assignments, "the steady member was rebalanced"
     assert broker.metric("odradek_consumer_group_epoch", group=group) == epoch
+    assert broker.metric("odradek_consumer_group_members", group=group) == 2
     values = produce(broker.bootstrap, topic, "static", 5, 4)
     wait_until(lambda: values <= seen([back, steady]).keys(), "both consumed their share")
 
@@ -299,3 +303,42 @@ def test_a_live_group_upgrades_and_downgrades_member_by_member_without_losing_of
     counts = seen(members)
     assert (first | second | third) <= counts.keys(), "a record was lost"
     assert all(counts[value] == 1 for value in first), "committed records were read again"
+
+
+def test_the_uniform_assignor_gives_members_the_partitions_of_their_rack(
+    cluster_factory: ClusterFactory,
+) -> None:
+    cluster = cluster_factory(2, racks=("east", "west"), settings=GROUP_SETTINGS)
+    topic = cluster.create_topic(4, replication_factor=1)
+    rack_of = {broker.node_id: broker.rack for broker in cluster.state().brokers}
+    local = {
+        rack: {p.partition for p in cluster.state().partitions if p.topic == topic
+               and rack_of[p.replicas[0]] == rack}
+        for rack in ("east", "west")
+    }  # fmt: skip
+    assert len(local["east"]) == len(local["west"]) == 2, local
+    group = unique_name("racks")
+    consumers = {
+        rack: confluent_kafka.Consumer(
+            {
+                "bootstrap.servers": cluster.bootstrap,
+                "group.id": group,
+                "group.protocol": "consumer",
+                "client.rack": rack,
+            }
+        )
+        for rack in ("west", "east")
+    }
+    try:
+        for consumer in consumers.values():
+            consumer.subscribe([topic])
+
+        def owned() -> dict[str, set[int]]:
+            for consumer in consumers.values():
+                consumer.poll(0.1)
+            return {r: {tp.partition for tp in c.assignment()} for r, c in consumers.items()}
+
+        wait_until(lambda: owned() == local, "each member owns its rack's partitions")
+    finally:
+        for consumer in consumers.values():
+            consumer.close()

@@ -318,7 +318,7 @@ def test_group_commands_reset_list_and_delete_like_kafka_consumer_groups(
     assert _committed(admin, group) == {0: 5, 1: 10}
     odradek("reset-offsets", group, "--all-topics", "--to-earliest", "--execute")
     assert _committed(admin, group) == {0: 0, 1: 0}
-    assert f"{group} Empty" in " ".join(odradek("list").stdout.split())
+    assert f"{group} Classic Empty" in " ".join(odradek("list").stdout.split())
 
     member = spawn("confluent-kafka", group_broker.bootstrap, topic, group)
     wait_until(lambda: member.snapshot()[1] == [0, 1], "a member joined")
