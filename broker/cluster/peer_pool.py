@@ -1,7 +1,7 @@
 """One connection to each other broker for requests a broker makes on its own account
-(WriteTxnMarkers, AddPartitionsToTxn's verification), on the inter-broker listener: a
-connection carries one request at a time, and one that fails is dropped and opened anew by
-the next request."""
+(a pool for WriteTxnMarkers, another for AddPartitionsToTxn's verification), on the
+inter-broker listener: a connection carries one request at a time, and one that fails is
+dropped and opened anew by the next request."""
 
 from __future__ import annotations
 

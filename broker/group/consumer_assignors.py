@@ -93,12 +93,19 @@ def _balance(
     rank: Mapping[str, int],
 ) -> None:
     """Move partitions from members holding two or more than another member that could take
-    them, until no such move is left (the most loaded give first)."""
+    them, until no such move is left (the most loaded give first, partitions of other racks
+    first, to members of their rack where one can take them)."""
     moved = True
     while moved:
         moved = False
         for giver in sorted(owned, key=lambda m: (-len(owned[m]), rank[m])):
-            for topic, partition in sorted(owned[giver], key=lambda tp: (str(tp[0]), tp[1])):
+            rack = spec.members[giver].rack
+            # a member gives away first the partitions with no replica in its rack
+            order = sorted(
+                owned[giver],
+                key=lambda tp: (rack in spec.topics[tp[0]].racks_of(tp[1]), str(tp[0]), tp[1]),
+            )
+            for topic, partition in order:
                 racks = spec.topics[topic].racks_of(partition)
                 takers = [m for m in eligible[topic] if len(owned[m]) + 1 < len(owned[giver])]
                 if not takers:

@@ -67,7 +67,9 @@ class BrokerServer:
         self._maintenance: LogMaintenance | None = None
         self._logs: LogManager | None = None
         self._membership: ClusterMembership | None = None
-        self._peers: PeerPool | None = None
+        # markers and verifications each on connections of their own: neither waits behind
+        # the other (a verification waits for a replicated write on the coordinator)
+        self._peers: tuple[PeerPool, PeerPool] | None = None
         self.context: BrokerContext | None = None
 
     async def start(self) -> None:
@@ -110,7 +112,10 @@ class BrokerServer:
         )
         producer_ids = ProducerIdAllocator(store)
         request_timeout_s = config.get_int("request.timeout.ms") / 1000
-        self._peers = PeerPool(store, request_timeout_s, inter_broker_security(config))
+        marker_peers, verification_peers = self._peers = (
+            PeerPool(store, request_timeout_s, inter_broker_security(config)),
+            PeerPool(store, request_timeout_s, inter_broker_security(config)),
+        )
         transactions = TransactionCoordinator(
             TransactionConfig.from_broker(config),
             store,
@@ -122,7 +127,7 @@ class BrokerServer:
                 replicas,
                 self._min_insync,
                 request_timeout_s,
-                self._peers,
+                marker_peers,
                 self._marker_written,
             ),
         )
@@ -134,7 +139,7 @@ class BrokerServer:
             producer_ids,
             groups,
             transactions,
-            TransactionVerifier(config.node_id, transactions, self._peers),
+            TransactionVerifier(config.node_id, transactions, verification_peers),
         )
         if self._membership is not None:
             self._membership.effective_config = self.context_config
@@ -191,8 +196,8 @@ class BrokerServer:
         if self.context is not None:
             await self.context.groups.stop()
             await self.context.transactions.stop()
-        if self._peers is not None:
-            self._peers.close()
+        for peers in self._peers or ():
+            peers.close()
         if self._http_runner is not None:
             await self._http_runner.cleanup()
         if self._membership is not None:

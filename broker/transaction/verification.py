@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import enum
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from odradek.broker.cluster.peer_pool import PeerPool
 from odradek.broker.protocol.api_keys import ApiKey
@@ -54,6 +55,8 @@ class TransactionVerifier:
         self._node_id = node_id
         self._coordinator = coordinator
         self._peers = peers
+        self._waiting: dict[int, list[PendingCheck]] = {}  # by coordinator broker, not yet sent
+        self._senders: dict[int, asyncio.Task[None]] = {}
 
     async def verify(
         self,
@@ -91,33 +94,107 @@ class TransactionVerifier:
         partitions: Sequence[TopicPartition],
         check: TransactionCheck,
     ) -> dict[TopicPartition, ErrorCode]:
-        topics: dict[str, list[int]] = {}
-        for topic, index in partitions:
-            topics.setdefault(topic, []).append(index)
-        body = {
-            "transactions": [
-                {
-                    "transactional_id": transactional_id,
-                    "producer_id": producer[0],
-                    "producer_epoch": producer[1],
-                    "verify_only": check is not TransactionCheck.ADD,
-                    "topics": [{"name": n, "partitions": i} for n, i in topics.items()],
-                }
-            ]
-        }
+        """Ask the coordinator on ``broker``, in the next batch it is sent: one request is in
+        flight to a broker at a time, and everything asked meanwhile goes in the next one
+        (as Kafka's AddPartitionsToTxnManager), so producers do not queue one by one."""
+        asked = PendingCheck(
+            transactional_id,
+            producer,
+            check is not TransactionCheck.ADD,
+            list(partitions),
+            asyncio.get_running_loop().create_future(),
+        )
+        self._waiting.setdefault(broker, []).append(asked)
+        sender = self._senders.get(broker)
+        if sender is None or sender.done():
+            self._senders[broker] = asyncio.get_running_loop().create_task(self._send(broker))
+        return await asked.answer
+
+    async def _send(self, broker: int) -> None:
+        while self._waiting.get(broker):
+            batch, later = one_per_transaction(self._waiting.pop(broker))
+            if later:
+                self._waiting[broker] = later
+            try:
+                answered = await self._request(broker, batch)
+            except (KafkaError, OSError, TimeoutError, asyncio.IncompleteReadError) as error:
+                for asked in batch:
+                    if not asked.answer.done():
+                        asked.answer.set_exception(error)
+                continue
+            for asked in batch:
+                if not asked.answer.done():
+                    codes = answered.get(asked.transactional_id, {})
+                    asked.answer.set_result(
+                        {
+                            key: codes.get(key, ErrorCode.unknown_server_error)
+                            for key in asked.partitions
+                        }
+                    )
+
+    async def _request(
+        self, broker: int, batch: Sequence[PendingCheck]
+    ) -> dict[str, dict[TopicPartition, ErrorCode]]:
+        entries: dict[str, tuple[PendingCheck, dict[str, set[int]]]] = {}
+        for asked in batch:
+            _, topics = entries.setdefault(asked.transactional_id, (asked, {}))
+            for topic, index in asked.partitions:
+                topics.setdefault(topic, set()).add(index)
+        transactions = [
+            {
+                "transactional_id": transactional_id,
+                "producer_id": asked.producer[0],
+                "producer_epoch": asked.producer[1],
+                "verify_only": asked.verify_only,
+                "topics": [{"name": n, "partitions": sorted(i)} for n, i in topics.items()],
+            }
+            for transactional_id, (asked, topics) in entries.items()
+        ]
         answer = await self._peers.request(
-            broker, ApiKey.ADD_PARTITIONS_TO_TXN, INTER_BROKER_VERSION, body
+            broker,
+            ApiKey.ADD_PARTITIONS_TO_TXN,
+            INTER_BROKER_VERSION,
+            {"transactions": transactions},
         )
         if answer.error_code is not ErrorCode.none:
             raise KafkaError(
                 answer.error_code, f"broker {broker} answered {answer.error_code.name}"
             )
         return {
-            (topic.name, result.partition_index): result.partition_error_code
+            transaction.transactional_id: {
+                (topic.name, result.partition_index): result.partition_error_code
+                for topic in transaction.topic_results
+                for result in topic.results_by_partition
+            }
             for transaction in answer.results_by_transaction
-            for topic in transaction.topic_results
-            for result in topic.results_by_partition
         }
+
+
+@dataclass
+class PendingCheck:
+    """A partition leader's question to a transaction coordinator, waiting for its batch."""
+
+    transactional_id: str
+    producer: tuple[int, int]
+    verify_only: bool
+    partitions: list[TopicPartition]
+    answer: asyncio.Future[dict[TopicPartition, ErrorCode]]
+
+
+def one_per_transaction(
+    waiting: list[PendingCheck],
+) -> tuple[list[PendingCheck], list[PendingCheck]]:
+    """A batch names each transactional id once: questions of the same producer with the
+    same check share its entry; any other question about an id in the batch waits."""
+    first: dict[str, PendingCheck] = {}
+    batch, later = [], []
+    for asked in waiting:
+        known = first.setdefault(asked.transactional_id, asked)
+        if (known.producer, known.verify_only) == (asked.producer, asked.verify_only):
+            batch.append(asked)
+        else:
+            later.append(asked)
+    return batch, later
 
 
 def _for_producer(code: ErrorCode, check: TransactionCheck) -> ErrorCode:

@@ -308,7 +308,8 @@ def test_a_live_group_upgrades_and_downgrades_member_by_member_without_losing_of
 def test_the_uniform_assignor_gives_members_the_partitions_of_their_rack(
     cluster_factory: ClusterFactory,
 ) -> None:
-    cluster = cluster_factory(2, racks=("east", "west"), settings=GROUP_SETTINGS)
+    settings = {**GROUP_SETTINGS, "offsets.topic.replication.factor": "2"}
+    cluster = cluster_factory(2, racks=("east", "west"), settings=settings)
     topic = cluster.create_topic(4, replication_factor=1)
     rack_of = {broker.node_id: broker.rack for broker in cluster.state().brokers}
     local = {
@@ -338,7 +339,10 @@ def test_the_uniform_assignor_gives_members_the_partitions_of_their_rack(
                 consumer.poll(0.1)
             return {r: {tp.partition for tp in c.assignment()} for r, c in consumers.items()}
 
-        wait_until(lambda: owned() == local, "each member owns its rack's partitions")
+        try:
+            wait_until(lambda: owned() == local, "each member owns its rack's partitions")
+        except AssertionError as error:
+            raise AssertionError(f"{error}: {owned()} != {local}") from None
     finally:
         for consumer in consumers.values():
             consumer.close()

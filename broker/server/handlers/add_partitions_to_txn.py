@@ -8,6 +8,7 @@ version 2: the leader adds the partition of a producer's first batch)."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from odradek.broker.group.group_partition import OFFSETS_TOPIC
@@ -93,36 +94,39 @@ async def _batched(context: BrokerContext, request: Request) -> dict[str, Any]:
             "error_code": ErrorCode.cluster_authorization_failed,
             "results_by_transaction": [],
         }
-    results = []
-    for transaction in request.body.transactions:
-        requested = [(t.name, index) for t in transaction.topics for index in t.partitions]
-        producer = (transaction.producer_id, transaction.producer_epoch)
-        coordinator = context.transactions
-        try:
-            if transaction.verify_only:
-                codes = coordinator.verify(transaction.transactional_id, producer, requested)
-            else:
-                await coordinator.add_partitions(
-                    transaction.transactional_id,
-                    producer,
-                    requested,
-                    ADDING_TRANSACTION_VERSION,
-                )
-                codes = dict.fromkeys(requested, ErrorCode.none)
-        except KafkaError as error:
-            codes = dict.fromkeys(requested, error.code)
-        by_topic: dict[str, list[dict[str, Any]]] = {}
-        for (topic, index), code in codes.items():
-            by_topic.setdefault(topic, []).append(
-                {"partition_index": index, "partition_error_code": code}
-            )
-        results.append(
-            {
-                "transactional_id": transaction.transactional_id,
-                "topic_results": [
-                    {"name": topic, "results_by_partition": partitions}
-                    for topic, partitions in by_topic.items()
-                ],
-            }
-        )
+    # each transaction's state is written and replicated on its own: they wait together
+    transactions = request.body.transactions
+    answers = await asyncio.gather(*(_one(context, t) for t in transactions))
+    results = [
+        {
+            "transactional_id": transaction.transactional_id,
+            "topic_results": _by_topic(codes),
+        }
+        for transaction, codes in zip(transactions, answers, strict=True)
+    ]
     return {"throttle_time": 0, "error_code": ErrorCode.none, "results_by_transaction": results}
+
+
+async def _one(context: BrokerContext, transaction: Any) -> dict[tuple[str, int], ErrorCode]:
+    """One transaction of a batched request: its partitions checked, or added."""
+    requested = [(t.name, index) for t in transaction.topics for index in t.partitions]
+    producer = (transaction.producer_id, transaction.producer_epoch)
+    coordinator = context.transactions
+    try:
+        if transaction.verify_only:
+            return coordinator.verify(transaction.transactional_id, producer, requested)
+        await coordinator.add_partitions(
+            transaction.transactional_id, producer, requested, ADDING_TRANSACTION_VERSION
+        )
+        return dict.fromkeys(requested, ErrorCode.none)
+    except KafkaError as error:
+        return dict.fromkeys(requested, error.code)
+
+
+def _by_topic(codes: dict[tuple[str, int], ErrorCode]) -> list[dict[str, Any]]:
+    by_topic: dict[str, list[dict[str, Any]]] = {}
+    for (topic, index), code in codes.items():
+        by_topic.setdefault(topic, []).append(
+            {"partition_index": index, "partition_error_code": code}
+        )
+    return [{"name": topic, "results_by_partition": items} for topic, items in by_topic.items()]

@@ -104,3 +104,12 @@ def test_uniform_assigns_each_subscribed_partition_once_and_evenly(
         for member in survivors:
             for topic, partitions in first[member].items():
                 assert partitions <= second[member].get(topic, frozenset())
+
+
+def test_uniform_rebalancing_hands_a_newcomer_the_partitions_of_its_rack() -> None:
+    layout = TopicLayout(4, tuple(frozenset({rack}) for rack in ("east", "west") * 2))
+    alone = {"m-east": MemberSubscription(frozenset({A}), rack="east")}
+    before = uniform(AssignmentSpec(alone, {A: layout}, {}))
+    both = {**alone, "m-west": MemberSubscription(frozenset({A}), rack="west")}
+    after = uniform(AssignmentSpec(both, {A: layout}, before))
+    assert after == {"m-east": {A: frozenset({0, 2})}, "m-west": {A: frozenset({1, 3})}}
