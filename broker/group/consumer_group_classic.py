@@ -48,12 +48,7 @@ class ClassicMembers:
     ) -> JoinResult:
         if request.protocol_type != CONSUMER_PROTOCOL_TYPE or not request.protocols:
             return JoinResult(ErrorCode.inconsistent_group_protocol, request.member_id)
-        config = self._config
-        if (
-            not config.min_session_timeout_ms
-            <= request.session_timeout_ms
-            <= (config.max_session_timeout_ms)
-        ):
+        if not self._config.accepts_session_timeout(request.session_timeout_ms):
             return JoinResult(ErrorCode.invalid_session_timeout, request.member_id)
         try:
             subscription = decode_subscription(request.protocols[0][1])

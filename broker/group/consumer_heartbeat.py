@@ -29,6 +29,7 @@ from collections.abc import (
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from odradek.broker.cluster.background_tasks import BackgroundTasks
 from odradek.broker.cluster.metadata_image import MetadataImage
 from odradek.broker.group import consumer_group_records as records
 from odradek.broker.group.consumer_assignors import (
@@ -109,7 +110,7 @@ class ConsumerGroupProtocol:
         self._clock = clock
         self._image = image
         self._write = write
-        self._tasks: set[asyncio.Task[None]] = set()
+        self._tasks = BackgroundTasks()
         # groups whose next write restates them in full (after a failed write, an upgrade)
         self._needs_snapshot: set[str] = set()
 
@@ -494,14 +495,10 @@ class ConsumerGroupProtocol:
             log.warning("group %s: could not store the group: %s", group.group_id, error.message)
 
     def spawn(self, work: Coroutine[Any, Any, None]) -> None:
-        task = asyncio.get_running_loop().create_task(work)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        self._tasks.spawn(work)
 
     async def close(self) -> None:
-        for task in list(self._tasks):
-            task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
+        await self._tasks.cancel_all()
 
 
 def _check_epoch(member: ConsumerMember, request: HeartbeatRequest) -> None:

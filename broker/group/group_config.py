@@ -30,6 +30,10 @@ class GroupConfig:
     consumer_assignors: tuple[str, ...] = ("uniform", "range")
     consumer_migration_policy: str = "bidirectional"
 
+    def accepts_session_timeout(self, session_timeout_ms: int) -> bool:
+        """Within ``group.min.session.timeout.ms``..``group.max.session.timeout.ms``."""
+        return self.min_session_timeout_ms <= session_timeout_ms <= self.max_session_timeout_ms
+
     @classmethod
     def from_broker(cls, config: BrokerConfig) -> GroupConfig:
         return cls(

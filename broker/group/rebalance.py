@@ -17,6 +17,7 @@ from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any
 
+from odradek.broker.cluster.background_tasks import BackgroundTasks
 from odradek.broker.group.group import Group
 from odradek.broker.group.group_config import GroupConfig
 from odradek.broker.group.group_state import GroupState
@@ -64,7 +65,7 @@ class Rebalancer:
         self._clock = clock
         self._timers = GroupTimers()
         self._initial_delay: set[str] = set()  # groups inside their initial rebalance delay
-        self._tasks: set[asyncio.Task[None]] = set()
+        self._tasks = BackgroundTasks()
         self.rebalances = 0
 
     def now_ms(self) -> int:
@@ -75,12 +76,7 @@ class Rebalancer:
     async def join(self, group: Group, request: JoinRequest) -> JoinResult:
         if group.is_(GroupState.DEAD):
             return JoinResult(ErrorCode.coordinator_not_available, request.member_id)
-        config = self._config
-        if (
-            not config.min_session_timeout_ms
-            <= request.session_timeout_ms
-            <= (config.max_session_timeout_ms)
-        ):
+        if not self._config.accepts_session_timeout(request.session_timeout_ms):
             return JoinResult(ErrorCode.invalid_session_timeout, request.member_id)
         names = tuple(name for name, _ in request.protocols)
         if not group.supports(request.protocol_type, names):
@@ -141,7 +137,7 @@ class Rebalancer:
             # its old assignment without a rebalance. It is told the old leader id even if
             # it led the group, so that it does not compute an assignment nobody would get.
             self._schedule_session(group, member)
-            self._spawn(self._persist_quietly(group))
+            self.spawn(self._persist_quietly(group))
             return JoinResult(
                 ErrorCode.none,
                 new_id,
@@ -285,7 +281,7 @@ class Rebalancer:
             group.protocol_name = None
             group.transition(GroupState.EMPTY, self.now_ms())
             log.info("group %s: empty at generation %d", group.group_id, group.generation)
-            self._spawn(self._persist_quietly(group))
+            self.spawn(self._persist_quietly(group))
             return
         group.protocol_name = group.select_protocol()
         group.transition(GroupState.COMPLETING_REBALANCE, self.now_ms())
@@ -344,7 +340,7 @@ class Rebalancer:
         waiter: asyncio.Future[SyncResult] = asyncio.get_running_loop().create_future()
         member.sync_waiter = waiter
         if member.member_id == group.leader_id:
-            self._spawn(self._complete_sync(group, request.assignments))
+            self.spawn(self._complete_sync(group, request.assignments))
         return await waiter
 
     async def _complete_sync(self, group: Group, assignments: dict[str, bytes]) -> None:
@@ -478,12 +474,8 @@ class Rebalancer:
         except KafkaError as error:
             log.warning("group %s: could not store the group: %s", group.group_id, error.message)
 
-    def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
-        task = asyncio.get_running_loop().create_task(work)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+    def spawn(self, work: Coroutine[Any, Any, None]) -> None:
+        self._tasks.spawn(work)
 
     async def close(self) -> None:
-        for task in list(self._tasks):
-            task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
+        await self._tasks.cancel_all()

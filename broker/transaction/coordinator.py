@@ -20,8 +20,9 @@ import enum
 import logging
 import time
 from collections import Counter
-from collections.abc import Awaitable, Callable, Coroutine, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 
+from odradek.broker.cluster.background_tasks import BackgroundTasks
 from odradek.broker.cluster.coordinator_log import LoggedRecord, read_log
 from odradek.broker.cluster.coordinator_partitions import (
     CoordinatorPartitions,
@@ -100,7 +101,7 @@ class TransactionCoordinator:
         )
         self.transactions: dict[str, TransactionMetadata] = {}
         self._pending: set[str] = set()
-        self._tasks: set[asyncio.Task[None]] = set()
+        self._tasks = BackgroundTasks()
         self.commits = 0
         self.aborts: Counter[AbortReason] = Counter()
 
@@ -108,13 +109,11 @@ class TransactionCoordinator:
 
     def start(self) -> None:
         self.partitions.start()
-        self._spawn(self._abort_timed_out_every())
-        self._spawn(self._remove_expired_every())
+        self._tasks.spawn(self._abort_timed_out_every())
+        self._tasks.spawn(self._remove_expired_every())
 
     async def stop(self) -> None:
-        for task in list(self._tasks):
-            task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
+        await self._tasks.cancel_all()
         await self.partitions.close()
 
     async def find_coordinator(self, transactional_id: str) -> BrokerRegistration:
@@ -222,7 +221,7 @@ class TransactionCoordinator:
         """Write ``prepared`` (unless ``written``; an abort counted by ``reason`` once
         written), its markers, then its completion."""
         self._pending.add(transactional_id)
-        self._spawn(self._complete(transactional_id, prepared, reason, written))
+        self._tasks.spawn(self._complete(transactional_id, prepared, reason, written))
 
     async def _complete(
         self,
@@ -367,11 +366,6 @@ class TransactionCoordinator:
         if topic is None:
             raise KafkaError(ErrorCode.not_coordinator)
         return topic.partitions[self.partitions.partition_of(transactional_id)].leader_epoch
-
-    def _spawn(self, work: Coroutine[object, object, None]) -> None:
-        task = asyncio.get_running_loop().create_task(work)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
 
     def _now(self) -> int:
         return int(self._clock() * 1000)
