@@ -5,7 +5,8 @@ liveness), ``controller`` (leased, created with a compare-and-set),
 ``controller_epoch``, ``topics/<name>`` (id, replica assignment, configs),
 ``partitions/<topic>/<p>`` (leader, leader epoch, ISR), ``unfenced/<id>`` (the
 registration of that broker the controller has unfenced), ``configs/<resource>``
-(dynamic broker configs), ``scram/<mechanism>/<user>`` (SCRAM credentials; the user
+(dynamic broker configs), ``group_configs/<group>`` (a group's dynamic configs, the group
+id percent-encoded), ``scram/<mechanism>/<user>`` (SCRAM credentials; the user
 name percent-encoded, as Kafka encoded it in ZooKeeper paths), ``acls/<digest>`` (one
 ACL binding each, named by a digest of it), ``quotas/<entity>`` (client quotas, e.g.
 ``quotas/client-id=app&user``: a type without a name is its default), ``producer_ids`` and
@@ -216,6 +217,14 @@ class EtcdMetadataStore:
     async def set_broker_configs(self, resource: str, configs: dict[str, str]) -> None:
         await self._client.put(self._key(f"configs/{resource}"), json.dumps(configs).encode())
         await self._wait_for(lambda image: image.broker_configs.get(resource) == configs)
+
+    async def set_group_configs(self, group_id: str, configs: dict[str, str]) -> None:
+        key = self._key(f"group_configs/{quote(group_id, safe='')}")
+        if configs:
+            await self._client.put(key, json.dumps(configs).encode())
+        else:
+            await self._client.delete(key)
+        await self._wait_for(lambda image: image.group_configs.get(group_id, {}) == configs)
 
     async def alter_scram_credentials(
         self,
@@ -464,6 +473,7 @@ def _image_from(prefix: str, kvs: dict[str, KeyValue]) -> MetadataImage:
     topics: dict[str, dict[str, Any]] = {}
     states: dict[tuple[str, int], dict[str, Any]] = {}
     configs: dict[str, dict[str, str]] = {}
+    group_configs: dict[str, dict[str, str]] = {}
     unfenced: dict[int, int] = {}
     scram: dict[ScramCredentialKey, ScramCredential] = {}
     acls: set[AclBinding] = set()
@@ -483,6 +493,8 @@ def _image_from(prefix: str, kvs: dict[str, KeyValue]) -> MetadataImage:
             states[(path[1], int(path[2]))] = json.loads(data)
         elif path[0] == "configs":
             configs[path[1]] = json.loads(data)
+        elif path[0] == "group_configs":
+            group_configs[unquote(path[1])] = json.loads(data)
         elif path[0] == "scram":
             scram[(unquote(path[2]), ScramMechanism(path[1]))] = ScramCredential.from_json(data)
         elif path[0] == "quotas":
@@ -522,6 +534,7 @@ def _image_from(prefix: str, kvs: dict[str, KeyValue]) -> MetadataImage:
         acls=frozenset(acls),
         client_quotas=quotas,
         scram_decoy_secret=decoy_secret,
+        group_configs=group_configs,
     )
 
 

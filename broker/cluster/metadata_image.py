@@ -1,5 +1,5 @@
 """The cluster metadata every broker holds: brokers, topics, partition states, dynamic
-broker configs and SCRAM credentials."""
+broker and group configs and SCRAM credentials."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any
 
+from odradek.broker.config.dynamic_group_configs import GroupConfigs
 from odradek.broker.security.acl_model import AclBinding
 from odradek.broker.security.client_quota import QuotaEntity, QuotaValues
 from odradek.broker.security.scram_credential import ScramCredential, ScramMechanism
@@ -146,6 +147,8 @@ class MetadataImage:
     acls: frozenset[AclBinding] = frozenset()
     # Client quotas (KIP-546) by entity: AlterClientQuotas writes them, every broker enforces.
     client_quotas: Mapping[QuotaEntity, QuotaValues] = field(default_factory=dict)
+    # Dynamic group configs (Kafka's GROUP config resource) by group id, as set: validated text.
+    group_configs: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
 
     @cached_property
     def _topic_names_by_id(self) -> Mapping[uuid.UUID, str]:
@@ -169,6 +172,15 @@ class MetadataImage:
 
     def with_broker_configs(self, resource: str, configs: Mapping[str, str]) -> MetadataImage:
         return replace(self, broker_configs={**self.broker_configs, resource: dict(configs)})
+
+    def configs_of_group(self, group_id: str) -> GroupConfigs:
+        """``group_id``'s dynamic configs, typed (a group that sets none: every default)."""
+        return GroupConfigs(self.group_configs.get(group_id, {}))
+
+    def with_group_configs(self, group_id: str, configs: Mapping[str, str]) -> MetadataImage:
+        """``group_id``'s configs replaced; a group left with none has no entry."""
+        kept = {k: v for k, v in self.group_configs.items() if k != group_id}
+        return replace(self, group_configs={**kept, group_id: dict(configs)} if configs else kept)
 
     def scram_credential(self, user: str, mechanism: ScramMechanism) -> ScramCredential | None:
         """``user``'s credential for ``mechanism``: a ``ScramCredentialLookup`` for SASL/SCRAM."""

@@ -79,6 +79,11 @@ class MetadataStore(Protocol):
         """Replace the dynamic configs of a broker id, or of the cluster default ("")."""
         ...
 
+    async def set_group_configs(self, group_id: str, configs: dict[str, str]) -> None:
+        """Replace a group's dynamic configs (none: remove its entry); returns once this
+        broker's image shows them."""
+        ...
+
     async def add_partitions(self, name: str, partitions: tuple[PartitionState, ...]) -> None: ...
 
     async def update_partition(
@@ -142,6 +147,7 @@ class EmbeddedMetadataStore:
             scram_credentials=dict(map(_decode_scram, data.get("scram_credentials", []))),
             acls=frozenset(map(AclBinding.from_json, data.get("acls", []))),
             client_quotas=dict(map(decode_client_quota, data.get("client_quotas", []))),
+            group_configs=data.get("group_configs", {}),
             scram_decoy_secret=bytes.fromhex(
                 data.get("scram_decoy_secret") or secrets.token_hex(32)
             ),
@@ -178,6 +184,9 @@ class EmbeddedMetadataStore:
 
     async def set_broker_configs(self, resource: str, configs: dict[str, str]) -> None:
         self._apply(self._image.with_broker_configs(resource, configs))
+
+    async def set_group_configs(self, group_id: str, configs: dict[str, str]) -> None:
+        self._apply(self._image.with_group_configs(group_id, configs))
 
     async def add_partitions(self, name: str, partitions: tuple[PartitionState, ...]) -> None:
         topic = self._topic(name)
@@ -247,6 +256,7 @@ class EmbeddedMetadataStore:
                 for entity, values in self._image.client_quotas.items()
             ],
             "scram_decoy_secret": self._image.scram_decoy_secret.hex(),
+            "group_configs": {k: dict(v) for k, v in self._image.group_configs.items()},
         }
         self._path.parent.mkdir(parents=True, exist_ok=True)
         temporary = self._path.with_suffix(".tmp")

@@ -91,6 +91,7 @@ class ConfigSource(enum.IntEnum):
     STATIC_BROKER_CONFIG = 4
     DEFAULT_CONFIG = 5
     DYNAMIC_BROKER_LOGGER_CONFIG = 6
+    GROUP_CONFIG = 8  # a group's own value (Kafka's DYNAMIC_GROUP_CONFIG)
 
 
 @dataclass(frozen=True)

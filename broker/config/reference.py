@@ -10,6 +10,7 @@ from odradek.broker.config.dynamic_configs import (
     UNSUPPORTED_DYNAMIC_CONFIGS,
     UNSUPPORTED_DYNAMIC_PREFIXES,
 )
+from odradek.broker.config.dynamic_group_configs import GROUP_CONFIGS
 from odradek.broker.config.parsing import format_value
 
 _INTRO = """# Configuration reference
@@ -49,6 +50,23 @@ INVALID_REQUEST and Kafka's message, `Cannot update these configs dynamically:
 `.ms` keys). Kafka's remaining dynamic keys belong to features Odradek does not
 have; they are refused with INVALID_REQUEST and the reason, rather than stored
 and ignored:
+"""
+
+
+_GROUP = """## Group
+
+Kafka 4.3's group configs (KIP-848, KIP-932): set on one group with
+IncrementalAlterConfigs or AlterConfigs on the group resource (`kafka-configs
+--entity-type groups --entity-name orders-app --add-config
+consumer.session.timeout.ms=50000`), stored in the cluster's metadata, whether or not
+the group exists yet; deleting a group's last config removes its entry. A group's own
+value wins; otherwise the broker key in the fourth column supplies it (Kafka's default
+where Odradek has no such broker key). DescribeConfigs reports a group's own value as
+DYNAMIC_GROUP_CONFIG and the broker key as its synonym. Values are checked as Kafka
+checks them, against the broker's `group.<kind>.min.*` / `group.<kind>.max.*` bounds
+(Kafka's defaults where Odradek has no such key): a bad value or an unknown name is
+INVALID_CONFIG naming the config, e.g. `consumer.session.timeout.ms must be greater
+than or equal to group.consumer.min.session.timeout.ms (45000)`.
 """
 
 
@@ -96,6 +114,9 @@ def render() -> str:
         "`log.retention.hours`, `segment.ms` to `log.roll.hours`, as in Kafka).",
         "",
         *_table(TOPIC_CONFIGS, False),
+        "",
+        _GROUP,
+        *_table(GROUP_CONFIGS, False),
         "",
     ]
     return "\n".join(lines)

@@ -17,7 +17,7 @@ import uuid
 from odradek.broker.cluster.metadata_image import MetadataImage
 from odradek.broker.group.consumer_group import ConsumerGroup
 from odradek.broker.group.consumer_group_records import member_tombstones
-from odradek.broker.group.consumer_heartbeat import ConsumerGroupProtocol, KeyValue
+from odradek.broker.group.consumer_heartbeat import ConsumerGroupProtocol
 from odradek.broker.group.consumer_member import (
     ClassicMembership,
     ConsumerMember,
@@ -32,6 +32,7 @@ from odradek.broker.group.consumer_protocol import (
 from odradek.broker.group.group import Group
 from odradek.broker.group.group_config import GroupConfig
 from odradek.broker.group.group_conversion import topic_ids
+from odradek.broker.group.group_writes import KeyValue
 from odradek.broker.group.member import JoinResult, SyncResult
 from odradek.broker.group.rebalance import UNKNOWN_MEMBER_ID, JoinRequest, SyncRequest
 from odradek.broker.protocol.errors import ErrorCode, KafkaError

@@ -30,10 +30,16 @@ from odradek.broker.group.consumer_member import (
     ConsumerMember,
     MemberState,
 )
+from odradek.broker.group.group_record_fields import (
+    VALUE_VERSION,
+    array_length,
+    encode_group_key,
+    read_topic_partitions,
+    write_topic_partitions,
+)
 from odradek.broker.protocol.record_fields import FieldReader, FieldWriter, RecordFormatError
 
 KeyValue = tuple[bytes, bytes | None]
-VALUE_VERSION = 0
 _METADATA_HASH_TAG = 0
 _ASSIGNMENT_EPOCHS_TAG = 0
 _CLASSIC_MEMBER_TAG = 0
@@ -62,10 +68,8 @@ class ConsumerGroupKey:
 
 
 def encode_consumer_key(key: ConsumerGroupKey) -> bytes:
-    out = FieldWriter().i16(key.kind).string(key.group_id)
-    if key.kind in _PER_MEMBER:
-        out.string(key.member_id)
-    return out.done()
+    member_id = key.member_id if key.kind in _PER_MEMBER else None
+    return encode_group_key(key.kind, key.group_id, member_id)
 
 
 def read_consumer_key(kind: int, reader: FieldReader) -> ConsumerGroupKey:
@@ -113,9 +117,9 @@ def _read_classic(data: bytes) -> ClassicMembership:
     reader = FieldReader(data)
     session_timeout_ms = reader.i32()
     protocols = []
-    for _ in range(_count(reader)):
+    for _ in range(array_length(reader)):
         name = reader.compact_text()
-        protocols.append((name, reader.raw(_count(reader))))
+        protocols.append((name, reader.raw(array_length(reader))))
         reader.tagged()
     reader.tagged()
     reader.end()
@@ -130,14 +134,9 @@ def target_metadata(group_id: str, group: ConsumerGroup) -> KeyValue:
 def target_member(
     group_id: str, member_id: str, partitions: Mapping[uuid.UUID, frozenset[int]]
 ) -> KeyValue:
-    out = FieldWriter().i16(VALUE_VERSION).compact_count(len(partitions))
-    for topic, indexes in sorted(partitions.items(), key=lambda item: str(item[0])):
-        out.uuid(topic).compact_count(len(indexes))
-        for index in sorted(indexes):
-            out.i32(index)
-        out.tagged({})
+    value = write_topic_partitions(FieldWriter().i16(VALUE_VERSION), partitions).tagged({})
     key = _key(ConsumerRecordType.TARGET_ASSIGNMENT_MEMBER, group_id, member_id)
-    return key, out.tagged({}).done()
+    return key, value.done()
 
 
 def current_assignment(group_id: str, member: ConsumerMember) -> KeyValue:
@@ -276,7 +275,7 @@ def _read_member_metadata(member_id: str, value: bytes) -> ConsumerMember:
     reader.version(VALUE_VERSION)
     instance_id, rack_id = reader.compact_string(), reader.compact_string()
     client_id, client_host = reader.compact_text(), reader.compact_text()
-    names = tuple(reader.compact_text() for _ in range(_count(reader)))
+    names = tuple(reader.compact_text() for _ in range(array_length(reader)))
     regex = reader.compact_string()
     rebalance_timeout_ms, assignor = reader.i32(), reader.compact_string()
     classic = reader.tagged().get(_CLASSIC_MEMBER_TAG)
@@ -298,10 +297,10 @@ def _read_member_metadata(member_id: str, value: bytes) -> ConsumerMember:
 def _read_target_member(value: bytes) -> dict[uuid.UUID, frozenset[int]]:
     reader = FieldReader(value)
     reader.version(VALUE_VERSION)
-    assignment = _read_assignment(reader, 0)
+    partitions = read_topic_partitions(reader)
     reader.tagged()
     reader.end()
-    return {topic: frozenset(partitions) for topic, partitions in assignment.items()}
+    return partitions
 
 
 def _read_current_assignment(member_id: str, value: bytes) -> ConsumerMember:
@@ -329,25 +328,18 @@ def _read_current_assignment(member_id: str, value: bytes) -> ConsumerMember:
 def _read_assignment(reader: FieldReader, default_epoch: int) -> Assignment:
     """Topic partitions with their assignment epochs (tag 0; absent: ``default_epoch``)."""
     assignment: Assignment = {}
-    for _ in range(_count(reader)):
+    for _ in range(array_length(reader)):
         topic = reader.uuid()
-        partitions = [reader.i32() for _ in range(_count(reader))]
+        partitions = [reader.i32() for _ in range(array_length(reader))]
         epochs_field = reader.tagged().get(_ASSIGNMENT_EPOCHS_TAG)
         epochs = [default_epoch] * len(partitions)
         if epochs_field is not None:
             tagged = FieldReader(epochs_field)
-            listed = [tagged.i32() for _ in range(_count(tagged))]
+            listed = [tagged.i32() for _ in range(array_length(tagged))]
             if len(listed) == len(partitions):
                 epochs = listed
         assignment[topic] = dict(zip(partitions, epochs, strict=True))
     return assignment
-
-
-def _count(reader: FieldReader) -> int:
-    count = reader.compact_nullable_count()
-    if count is None:
-        raise RecordFormatError("null array in a consumer group record")
-    return count
 
 
 def replayed_groups(

@@ -13,47 +13,33 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import hashlib
 import logging
 import time
 import uuid
-from collections.abc import (
-    Awaitable,
-    Callable,
-    Collection,
-    Coroutine,
-    Iterable,
-    Mapping,
-    Sequence,
-)
+from collections.abc import Callable, Collection, Coroutine, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from odradek.broker.cluster.background_tasks import BackgroundTasks
 from odradek.broker.cluster.metadata_image import MetadataImage
 from odradek.broker.group import consumer_group_records as records
-from odradek.broker.group.consumer_assignors import (
-    ASSIGNORS,
-    AssignmentSpec,
-    MemberSubscription,
-    TopicLayout,
-)
+from odradek.broker.group.consumer_assignors import ASSIGNORS, AssignmentSpec, MemberSubscription
 from odradek.broker.group.consumer_group import ConsumerGroup
 from odradek.broker.group.consumer_member import ConsumerMember, MemberState, partitions_of
 from odradek.broker.group.consumer_reconciliation import Reconciliation
 from odradek.broker.group.group import Group
 from odradek.broker.group.group_config import GroupConfig
 from odradek.broker.group.group_conversion import can_downgrade, can_upgrade
+from odradek.broker.group.group_writes import GroupWrites, KeyValue, WriteRecords
 from odradek.broker.group.record_format import GroupKey, encode_key
 from odradek.broker.group.subscription_regex import compiled_regex, matches
+from odradek.broker.group.topic_layout import existing_topics, layout_hash, topic_layouts
 from odradek.broker.protocol.errors import ErrorCode, KafkaError
 
 log = logging.getLogger(__name__)
 
 LEAVE_EPOCH = -1
 STATIC_LEAVE_EPOCH = -2  # a static member leaves for now; its partitions wait for it
-KeyValue = tuple[bytes, bytes | None]
-WriteRecords = Callable[[str, Sequence[KeyValue]], Awaitable[None]]
 
 
 class ProtocolChanges(Protocol):
@@ -109,10 +95,8 @@ class ConsumerGroupProtocol:
         self._convert = convert
         self._clock = clock
         self._image = image
-        self._write = write
+        self._writes = GroupWrites(write)
         self._tasks = BackgroundTasks()
-        # groups whose next write restates them in full (after a failed write, an upgrade)
-        self._needs_snapshot: set[str] = set()
 
     # --- the heartbeat -------------------------------------------------------------------------
 
@@ -188,7 +172,7 @@ class ConsumerGroupProtocol:
         return HeartbeatResult(
             reconciled.member_id,
             reconciled.member_epoch,
-            self._config.consumer_heartbeat_interval_ms,
+            self._heartbeat_interval_ms(group.group_id),
             assignment,
         )
 
@@ -216,14 +200,14 @@ class ConsumerGroupProtocol:
             written.append(records.member_metadata(group_id, updated))
         consumer.put_member(updated)
         assignor = consumer.preferred_assignor(self._config.consumer_assignors[0])
-        layout_hash = _layout_hash(image, subscribed_topics(image, consumer.members.values()))
+        metadata_hash = layout_hash(image, subscribed_topics(image, consumer.members.values()))
         if (
             subscription_changed
             or assignor != assignor_before
-            or layout_hash != consumer.metadata_hash
+            or metadata_hash != consumer.metadata_hash
         ):
             consumer.group_epoch += 1
-            consumer.metadata_hash = layout_hash
+            consumer.metadata_hash = metadata_hash
             written.append(records.group_metadata(group_id, consumer))
         if consumer.group_epoch > consumer.assignment_epoch:
             written += self._new_target(group_id, consumer, image, assignor)
@@ -258,7 +242,7 @@ class ConsumerGroupProtocol:
                 )
             self._convert.upgrade(group)  # its classic members join the consumer group
             assert group.consumer is not None
-            self._needs_snapshot.add(group.group_id)
+            self._writes.restate_next(group.group_id)
             self.start_sessions(group)
             log.info("group %s: upgraded to the consumer protocol", group.group_id)
         else:
@@ -356,7 +340,7 @@ class ConsumerGroupProtocol:
             written += self.remove(group, consumer, member, "left the group")
         await self.store(group, consumer, written)
         return HeartbeatResult(
-            request.member_id, request.member_epoch, self._config.consumer_heartbeat_interval_ms
+            request.member_id, request.member_epoch, self._heartbeat_interval_ms(group.group_id)
         )
 
     def remove(
@@ -393,7 +377,7 @@ class ConsumerGroupProtocol:
                 )
                 for member in consumer.members.values()
             },
-            _layouts(image, subscribed_topics(image, consumer.members.values())),
+            topic_layouts(image, subscribed_topics(image, consumer.members.values())),
             consumer.target,
         )
         target = ASSIGNORS[assignor](spec)
@@ -416,16 +400,22 @@ class ConsumerGroupProtocol:
 
     async def store(self, group: Group, consumer: ConsumerGroup, written: list[KeyValue]) -> None:
         """Write the change; after a failed write the next one writes the whole group."""
-        if group.group_id in self._needs_snapshot and group.consumer is consumer:
-            written = [*written, *records.snapshot(group.group_id, consumer)]
-        if not written:
-            return
-        try:
-            await self._write(group.group_id, written)
-        except KafkaError:
-            self._needs_snapshot.add(group.group_id)
-            raise
-        self._needs_snapshot.discard(group.group_id)
+        snapshot = (
+            (lambda: records.snapshot(group.group_id, consumer))
+            if group.consumer is consumer
+            else None
+        )
+        await self._writes.store(group.group_id, written, snapshot)
+
+    def _heartbeat_interval_ms(self, group_id: str) -> int:
+        """The group's ``consumer.heartbeat.interval.ms`` (a group config), else the broker's."""
+        configs = self._image().configs_of_group(group_id)
+        return configs.consumer_heartbeat_interval_ms(self._config.consumer_heartbeat_interval_ms)
+
+    def _session_timeout_ms(self, group_id: str) -> int:
+        """The group's ``consumer.session.timeout.ms`` (a group config), else the broker's."""
+        configs = self._image().configs_of_group(group_id)
+        return configs.consumer_session_timeout_ms(self._config.consumer_session_timeout_ms)
 
     # --- timers --------------------------------------------------------------------------------
 
@@ -436,7 +426,7 @@ class ConsumerGroupProtocol:
         session_ms = (
             member.classic.session_timeout_ms
             if member.classic is not None
-            else self._config.consumer_session_timeout_ms
+            else self._session_timeout_ms(group.group_id)
         )
         member.session_timer = loop.call_later(
             session_ms / 1000,
@@ -484,7 +474,7 @@ class ConsumerGroupProtocol:
         if group.consumer is not None:
             for member in group.consumer.members.values():
                 member.cancel_timers()
-        self._needs_snapshot.discard(group.group_id)
+        self._writes.forget(group.group_id)
 
     async def store_quietly(
         self, group: Group, consumer: ConsumerGroup, written: list[KeyValue]
@@ -528,43 +518,9 @@ def subscribed_topics(
     matches whole names, internal topics' too, as Kafka's coordinator does."""
     found: dict[uuid.UUID, str] = {}
     for member in members:
-        for name in member.subscribed_topic_names:
-            topic = image.topics.get(name)
-            if topic is not None:
-                found[topic.topic_id] = name
+        found.update(existing_topics(image, member.subscribed_topic_names))
         if member.subscribed_topic_regex:
             for name, topic in image.topics.items():
                 if matches(member.subscribed_topic_regex, name):
                     found[topic.topic_id] = name
     return found
-
-
-def _layouts(image: MetadataImage, topics: Mapping[uuid.UUID, str]) -> dict[uuid.UUID, TopicLayout]:
-    layouts = {}
-    for topic_id, name in topics.items():
-        metadata = image.topics[name]
-        racks = tuple(
-            frozenset(
-                rack
-                for replica in partition.replicas
-                if (rack := _rack(image, replica)) is not None
-            )
-            for partition in metadata.partitions
-        )
-        layouts[topic_id] = TopicLayout(len(metadata.partitions), racks)
-    return layouts
-
-
-def _rack(image: MetadataImage, broker: int) -> str | None:
-    registration = image.brokers.get(broker)
-    return registration.rack if registration is not None else None
-
-
-def _layout_hash(image: MetadataImage, topics: Mapping[uuid.UUID, str]) -> int:
-    """A stable 64-bit hash of the subscribed topics' ids, names, partitions and racks."""
-    digest = hashlib.blake2b(digest_size=8)
-    for topic_id, layout in sorted(_layouts(image, topics).items(), key=lambda t: str(t[0])):
-        digest.update(f"{topic_id}/{topics[topic_id]}/{layout.partitions};".encode())
-        for racks in layout.replica_racks:
-            digest.update((",".join(sorted(racks)) + ";").encode())
-    return int.from_bytes(digest.digest(), "big", signed=True)

@@ -1,8 +1,9 @@
 """The group coordinator: what the group APIs' handlers call.
 
-Membership (JoinGroup, SyncGroup, Heartbeat, LeaveGroup) runs in ``Rebalancer``;
-which groups this broker serves and their storage is ``GroupCatalog``; this
-module adds the offset APIs, the group admin APIs and offset expiry.
+Membership runs in ``Rebalancer`` (JoinGroup, SyncGroup, Heartbeat, LeaveGroup),
+``ConsumerGroupProtocol`` (ConsumerGroupHeartbeat) and ``ShareGroupProtocol``
+(ShareGroupHeartbeat); which groups this broker serves and their storage is
+``GroupCatalog``; this module adds the offset APIs, the group admin APIs and offset expiry.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from odradek.broker.cluster.metadata_image import BrokerRegistration, TopicMetad
 from odradek.broker.cluster.metadata_store import MetadataStore
 from odradek.broker.cluster.replica_manager import ReplicaManager
 from odradek.broker.group import consumer_group_records as consumer_records
+from odradek.broker.group import share_group_records as share_records
 from odradek.broker.group.consumer_group_classic import ClassicMembers
 from odradek.broker.group.consumer_heartbeat import (
     ConsumerGroupProtocol,
@@ -42,6 +44,12 @@ from odradek.broker.group.record_format import (
     encode_group,
     encode_key,
     encode_offset,
+)
+from odradek.broker.group.share_group import ShareGroup
+from odradek.broker.group.share_heartbeat import (
+    ShareGroupProtocol,
+    ShareHeartbeatRequest,
+    ShareHeartbeatResult,
 )
 from odradek.broker.protocol.errors import ErrorCode, KafkaError
 
@@ -82,6 +90,7 @@ class GroupCoordinator:
             config, lambda: store.image, self.catalog.write, self, clock
         )
         self.classic_members = ClassicMembers(config, self.consumer_protocol)
+        self.share_protocol = ShareGroupProtocol(config, lambda: store.image, self.catalog.write)
         self.offset_commits = 0
         self._expiry: asyncio.Task[None] | None = None
 
@@ -99,16 +108,19 @@ class GroupCoordinator:
         await self.catalog.close()
         await self.rebalancer.close()
         await self.consumer_protocol.close()
+        await self.share_protocol.close()
         for group in self.catalog.groups.values():
             self._forget(group, ErrorCode.not_coordinator)
 
     def _loaded(self, group: Group) -> None:
         self.rebalancer.start_sessions(group)
         self.consumer_protocol.start_sessions(group)
+        self.share_protocol.start_sessions(group)
 
     def _forget(self, group: Group, error: ErrorCode) -> None:
         self.rebalancer.forget(group, error)
         self.consumer_protocol.forget(group)
+        self.share_protocol.forget(group)
 
     async def find_coordinator(self, group_id: str) -> BrokerRegistration:
         topic = offsets_topic(self.config)
@@ -128,6 +140,8 @@ class GroupCoordinator:
             if request.member_id != UNKNOWN_MEMBER_ID:
                 return JoinResult(ErrorCode.unknown_member_id, request.member_id)
             group = self.catalog.groups[group_id] = Group(group_id, self._now())
+        if group.share is not None:
+            return JoinResult(ErrorCode.inconsistent_group_protocol, UNKNOWN_MEMBER_ID)
         if group.consumer is not None:
             if group.consumer.members:
                 return await self.classic_members.join(
@@ -154,13 +168,43 @@ class GroupCoordinator:
                     ErrorCode.unknown_member_id, f"Group {group_id} has no such member."
                 )
             group = self.catalog.groups[group_id] = Group(group_id, self._now())
+        if group.share is not None:
+            raise KafkaError(
+                ErrorCode.group_id_not_found, f"Group {group_id} is not a consumer group."
+            )
         if group.is_(GroupState.DEAD):
             raise KafkaError(ErrorCode.coordinator_not_available)
         return await self.consumer_protocol.heartbeat(group, request)
 
+    async def share_heartbeat(
+        self, group_id: str, request: ShareHeartbeatRequest
+    ) -> ShareHeartbeatResult:
+        """ShareGroupHeartbeat (KIP-932). A group id that another kind of group holds is
+        GROUP_ID_NOT_FOUND, as in Kafka (groups do not change to or from share groups)."""
+        self.share_protocol.validate(group_id, request)
+        group = self._group(group_id, valid_if_empty=False)
+        if group is None:
+            if request.member_epoch != 0:
+                raise KafkaError(ErrorCode.group_id_not_found, f"Share group {group_id} not found.")
+            group = self.catalog.groups[group_id] = Group(group_id, self._now())
+            group.share = ShareGroup()
+        if group.share is None:
+            raise KafkaError(
+                ErrorCode.group_id_not_found, f"Group {group_id} is not a share group."
+            )
+        return await self.share_protocol.heartbeat(group, group.share, request)
+
+    def is_share_member(self, group_id: str, member_id: str) -> bool:
+        """Whether ``member_id`` is a member of share group ``group_id`` right now, for the
+        share-partition side (ShareFetch, ShareAcknowledge): a dictionary look-up, no I/O,
+        never an error. Only the groups this broker coordinates are known: it answers False
+        for a group another broker coordinates or whose partition is still loading."""
+        group = self.catalog.groups.get(group_id)
+        return group is not None and group.share is not None and member_id in group.share.members
+
     async def sync(self, group_id: str, request: SyncRequest) -> SyncResult:
         try:
-            group = self._existing(group_id, ErrorCode.unknown_member_id, valid_if_empty=False)
+            group = self._classic_member_group(group_id)
             if group.consumer is not None:
                 return self.classic_members.sync(group, group.consumer, request, self._store.image)
             return await self.rebalancer.sync(group, request)
@@ -170,7 +214,7 @@ class GroupCoordinator:
     def heartbeat(
         self, group_id: str, member_id: str, group_instance_id: str | None, generation: int
     ) -> None:
-        group = self._existing(group_id, ErrorCode.unknown_member_id, valid_if_empty=False)
+        group = self._classic_member_group(group_id)
         if group.consumer is not None:
             self.classic_members.heartbeat(
                 group, group.consumer, member_id, group_instance_id, generation
@@ -179,7 +223,7 @@ class GroupCoordinator:
             self.rebalancer.heartbeat(group, member_id, group_instance_id, generation)
 
     def leave(self, group_id: str, members: list[tuple[str, str | None]]) -> list[ErrorCode]:
-        group = self._existing(group_id, ErrorCode.unknown_member_id, valid_if_empty=False)
+        group = self._classic_member_group(group_id)
         if group.consumer is not None:
             return self.classic_members.leave(group, group.consumer, members)
         return self.rebalancer.leave(group, members)
@@ -228,6 +272,7 @@ class GroupCoordinator:
                 if generation >= 0:
                     raise KafkaError(ErrorCode.illegal_generation)
                 group = self.catalog.groups[group_id] = Group(group_id, self._now())
+            _refuse_share_group(group)
             self._check_commit(group, generation, member_id, group_instance_id)
             stale = self._stale_consumer_commits(group, generation, member_id, offsets)
         except KafkaError as error:
@@ -262,6 +307,7 @@ class GroupCoordinator:
             group = self._group(group_id, valid_if_empty=True)
             if group is None:
                 group = self.catalog.groups[group_id] = Group(group_id, self._now())
+            _refuse_share_group(group)
             stale: dict[TopicPartition, ErrorCode] = {}
             if generation >= 0 or member_id:
                 self._check_commit(group, generation, member_id, group_instance_id)
@@ -436,6 +482,7 @@ class GroupCoordinator:
         group = self._existing(group_id, ErrorCode.group_id_not_found, valid_if_empty=True)
         if group.is_(GroupState.DEAD):
             raise KafkaError(ErrorCode.group_id_not_found)
+        _refuse_share_group(group)
         subscribed: Callable[[str], bool] = frozenset().__contains__
         if group.consumer is not None:
             subscribed = group.consumer.subscribes_to
@@ -457,6 +504,18 @@ class GroupCoordinator:
     def describe(self, group_id: str) -> Group | None:
         """The group, or None if this coordinator has none of that id (Kafka: Dead)."""
         return self._group(group_id, valid_if_empty=True)
+
+    def describe_share_group(self, group_id: str) -> ShareGroup:
+        """ShareGroupDescribe's group: GROUP_ID_NOT_FOUND if there is none or it is not a
+        share group, INVALID_GROUP_ID for an empty id, as in Kafka."""
+        group = self._group(group_id, valid_if_empty=False)
+        if group is None:
+            raise KafkaError(ErrorCode.group_id_not_found, f"Group {group_id} not found.")
+        if group.share is None:
+            raise KafkaError(
+                ErrorCode.group_id_not_found, f"Group {group_id} is not a share group."
+            )
+        return group.share
 
     def list_groups(self, states: Iterable[str] = ()) -> list[Group]:
         wanted = {state.lower() for state in states}
@@ -485,6 +544,8 @@ class GroupCoordinator:
         records.append((encode_key(GroupKey(group.group_id)), None))
         if group.consumer is not None:
             records += consumer_records.group_tombstones(group.group_id, group.consumer)
+        if group.share is not None:
+            records += share_records.group_tombstones(group.group_id, group.share)
         # Dead before the write, so that no queued group write lands after the tombstones
         group.transition(GroupState.DEAD, self._now())
         self._forget(group, ErrorCode.coordinator_not_available)
@@ -509,7 +570,9 @@ class GroupCoordinator:
                 if expired:
                     await self._write_offsets(group, dict.fromkeys(expired))
                     log.info("group %s: %d offsets expired", group.group_id, len(expired))
-                if group.is_empty_of_members and not group.offsets and not group.pending_members:
+                # share groups never expire, as in Kafka: they commit no offsets here
+                unused = not group.offsets and not group.pending_members and group.share is None
+                if group.is_empty_of_members and unused:
                     await self._remove_group(group)
             except KafkaError as error:
                 log.warning("group %s: expiring offsets failed: %s", group.group_id, error.message)
@@ -546,6 +609,14 @@ class GroupCoordinator:
             raise KafkaError(missing)
         return group
 
+    def _classic_member_group(self, group_id: str) -> Group:
+        """The group of a SyncGroup, Heartbeat or LeaveGroup: a share group is unknown to
+        them (UNKNOWN_MEMBER_ID), as in Kafka."""
+        group = self._existing(group_id, ErrorCode.unknown_member_id, valid_if_empty=False)
+        if group.share is not None:
+            raise KafkaError(ErrorCode.unknown_member_id, f"Group {group_id} not found.")
+        return group
+
     async def _persist_group(self, group: Group) -> None:
         # a write queued before the group was deleted or unloaded must not bring it back
         if self.catalog.groups.get(group.group_id) is group:
@@ -553,3 +624,12 @@ class GroupCoordinator:
 
     def _now(self) -> int:
         return int(self._clock() * 1000)
+
+
+def _refuse_share_group(group: Group) -> None:
+    """A share group commits and deletes no offsets here (its progress lives in the
+    share-group state): GROUP_ID_NOT_FOUND, as Kafka answers."""
+    if group.share is not None:
+        raise KafkaError(
+            ErrorCode.group_id_not_found, f"Group {group.group_id} is not a consumer group."
+        )

@@ -10,6 +10,7 @@ from odradek.broker.group.consumer_protocol import CONSUMER_PROTOCOL_TYPE, subsc
 from odradek.broker.group.group_state import GroupState, IllegalStateTransition
 from odradek.broker.group.member import Member
 from odradek.broker.group.record_format import CommittedOffset, StoredGroup, StoredMember
+from odradek.broker.group.share_group import SHARE_GROUP_TYPE, SHARE_PROTOCOL_TYPE, ShareGroup
 
 TopicPartition = tuple[str, int]
 CLASSIC_GROUP_TYPE = "classic"
@@ -35,23 +36,38 @@ class Group:
     new_member_added: bool = False  # stretches the initial rebalance delay
     # set while the group runs the KIP-848 consumer protocol (its membership lives there)
     consumer: ConsumerGroup | None = None
+    # set for a share group (KIP-932), which never changes type while it exists
+    share: ShareGroup | None = None
 
     def is_(self, state: GroupState) -> bool:
         return self.state is state
 
     @property
     def is_empty(self) -> bool:
-        return not self.members and not (self.consumer is not None and self.consumer.members)
+        modern = self.consumer or self.share
+        return not self.members and not (modern is not None and modern.members)
 
     @property
     def group_type(self) -> str:
-        """ListGroups' type: ``consumer`` for KIP-848 groups, else ``classic``."""
+        """ListGroups' type: ``consumer`` for KIP-848 groups, ``share`` for share groups,
+        else ``classic``."""
+        if self.share is not None:
+            return SHARE_GROUP_TYPE
         return CONSUMER_GROUP_TYPE if self.consumer is not None else CLASSIC_GROUP_TYPE
 
     @property
+    def listed_protocol_type(self) -> str:
+        """ListGroups' protocol type: ``consumer`` for KIP-848 groups, ``share`` for share
+        groups, else the classic members' (empty when none chose one)."""
+        if self.share is not None:
+            return SHARE_PROTOCOL_TYPE
+        return CONSUMER_PROTOCOL_TYPE if self.consumer is not None else self.protocol_type or ""
+
+    @property
     def state_name(self) -> str:
-        """The state as Kafka's tools print it (a consumer group's own states)."""
-        return self.consumer.state.value if self.consumer is not None else self.state.value
+        """The state as Kafka's tools print it (a consumer or share group's own states)."""
+        modern = self.consumer or self.share
+        return modern.state.value if modern is not None else self.state.value
 
     @property
     def is_empty_of_members(self) -> bool:

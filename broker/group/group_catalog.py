@@ -26,6 +26,7 @@ from odradek.broker.group.record_format import (
     encode_group,
     encode_key,
 )
+from odradek.broker.group.share_group_records import ShareGroupKey, replayed_share_groups
 from odradek.broker.protocol.record_fields import RecordFormatError
 from odradek.broker.protocol.records import NO_PRODUCER_ID
 from odradek.broker.protocol.transaction_markers import TransactionMarker
@@ -110,6 +111,7 @@ def replay(logged: Iterable[LoggedRecord | TransactionMarker]) -> list[Group]:
     marker, and stay pending while neither has come."""
     stored: dict[str, StoredGroup | None] = {}
     consumer_records: list[tuple[ConsumerGroupKey, bytes | None]] = []
+    share_records: list[tuple[ShareGroupKey, bytes | None]] = []
     offsets: dict[str, dict[tuple[str, int], CommittedOffset | None]] = {}
     pending: dict[int, list[tuple[str, tuple[str, int], CommittedOffset | None]]] = {}
     for item in logged:
@@ -130,6 +132,8 @@ def replay(logged: Iterable[LoggedRecord | TransactionMarker]) -> list[Group]:
                     offsets.setdefault(record_key.group_id, {})[where] = value
             elif isinstance(record_key, ConsumerGroupKey):
                 consumer_records.append((record_key, item.value))
+            elif isinstance(record_key, ShareGroupKey):
+                share_records.append((record_key, item.value))
             else:
                 stored[record_key.group_id] = (
                     decode_group(item.value) if item.value is not None else None
@@ -141,9 +145,18 @@ def replay(logged: Iterable[LoggedRecord | TransactionMarker]) -> list[Group]:
         for group_id, group in replayed_groups(consumer_records).items()
         if group is not None
     }
+    share_groups = {
+        group_id: group
+        for group_id, group in replayed_share_groups(share_records).items()
+        if group is not None
+    }
     groups = []
     for group_id in (
-        stored.keys() | offsets.keys() | _pending_groups(pending) | consumer_groups.keys()
+        stored.keys()
+        | offsets.keys()
+        | _pending_groups(pending)
+        | consumer_groups.keys()
+        | share_groups.keys()
     ):
         metadata = stored.get(group_id)
         committed = {k: v for k, v in offsets.get(group_id, {}).items() if v is not None}
@@ -152,11 +165,12 @@ def replay(logged: Iterable[LoggedRecord | TransactionMarker]) -> list[Group]:
             for producer_id, entries in pending.items()
         }
         open_offsets = {producer_id: o for producer_id, o in open_offsets.items() if o}
-        consumer = consumer_groups.get(group_id)
-        if metadata is None and not committed and not open_offsets and consumer is None:
+        consumer, share = consumer_groups.get(group_id), share_groups.get(group_id)
+        modern = consumer is not None or share is not None
+        if metadata is None and not committed and not open_offsets and not modern:
             continue  # deleted
-        group = Group.restored(group_id, metadata) if metadata and not consumer else Group(group_id)
-        group.consumer = consumer
+        group = Group.restored(group_id, metadata) if metadata and not modern else Group(group_id)
+        group.consumer, group.share = consumer, share
         group.offsets = committed
         group.transactional_offsets = open_offsets
         groups.append(group)

@@ -10,8 +10,9 @@ from prometheus_client.registry import Collector
 
 from odradek.broker.group.consumer_group import ConsumerGroup, ConsumerGroupState
 from odradek.broker.group.coordinator import GroupCoordinator
-from odradek.broker.group.group import Group
+from odradek.broker.group.group import CLASSIC_GROUP_TYPE, Group
 from odradek.broker.group.group_state import GroupState
+from odradek.broker.group.share_group import ShareGroupState
 
 
 class GroupCollector(Collector):
@@ -24,11 +25,12 @@ class GroupCollector(Collector):
             "odradek_groups", "Groups this broker coordinates, by state", labels=["state"]
         )
         catalog = coordinator.catalog.groups.values()
-        states = Counter(group.state for group in catalog if group.consumer is None)
+        states = Counter(g.state for g in catalog if g.group_type == CLASSIC_GROUP_TYPE)
         for state in GroupState:
             groups.add_metric([state.value], states[state])
         yield groups
         yield from _consumer_group_metrics(catalog)
+        yield from _share_group_metrics(catalog)
         yield CounterMetricFamily(
             "odradek_group_rebalances",
             "Rebalances started by groups this broker coordinates",
@@ -71,3 +73,26 @@ def _consumer_group_metrics(groups: Iterable[Group]) -> Iterator[Metric]:
         for group_id, consumer in consumer_groups:
             family.add_metric([group_id], value(consumer))
         yield family
+
+
+def _share_group_metrics(groups: Iterable[Group]) -> Iterator[Metric]:
+    """Share groups (KIP-932): how many in each state, and per group its members and epoch."""
+    share_groups = [(g.group_id, g.share) for g in groups if g.share is not None]
+    by_state = GaugeMetricFamily(
+        "odradek_share_groups", "Share groups this broker coordinates, by state", labels=["state"]
+    )
+    states = Counter(share.state for _, share in share_groups)
+    for state in ShareGroupState:
+        by_state.add_metric([state.value], states[state])
+    yield by_state
+    members = GaugeMetricFamily(
+        "odradek_share_group_members", "Members of the share group", labels=["group"]
+    )
+    epoch = GaugeMetricFamily(
+        "odradek_share_group_epoch", "The share group's epoch", labels=["group"]
+    )
+    for group_id, share in share_groups:
+        members.add_metric([group_id], len(share.members))
+        epoch.add_metric([group_id], share.group_epoch)
+    yield members
+    yield epoch

@@ -16,6 +16,7 @@ fields. A null value is a tombstone (compaction drops the key). Big-endian;
   assignment bytes``.
 - KIP-848 consumer groups: Kafka's own record types 3, 5, 6, 7 and 8
   (``consumer_group_records``).
+- KIP-932 share groups: Kafka's own record types 10 to 14 (``share_group_records``).
 """
 
 from __future__ import annotations
@@ -27,6 +28,12 @@ from odradek.broker.group.consumer_group_records import (
     encode_consumer_key,
     is_consumer_record_type,
     read_consumer_key,
+)
+from odradek.broker.group.share_group_records import (
+    ShareGroupKey,
+    encode_share_key,
+    is_share_record_type,
+    read_share_key,
 )
 from odradek.broker.protocol.record_fields import FieldReader, FieldWriter, RecordFormatError
 
@@ -79,12 +86,14 @@ class StoredGroup:
     members: tuple[StoredMember, ...]
 
 
-RecordKey = OffsetKey | GroupKey | ConsumerGroupKey
+RecordKey = OffsetKey | GroupKey | ConsumerGroupKey | ShareGroupKey
 
 
 def encode_key(key: RecordKey) -> bytes:
     if isinstance(key, ConsumerGroupKey):
         return encode_consumer_key(key)
+    if isinstance(key, ShareGroupKey):
+        return encode_share_key(key)
     out = FieldWriter()
     if isinstance(key, OffsetKey):
         out.i16(OFFSET_KEY_TYPE).string(key.group_id).string(key.topic).i32(key.partition)
@@ -102,6 +111,8 @@ def decode_key(data: bytes) -> RecordKey:
         key = GroupKey(reader.text())
     elif is_consumer_record_type(kind):
         key = read_consumer_key(kind, reader)
+    elif is_share_record_type(kind):
+        key = read_share_key(kind, reader)
     else:
         raise RecordFormatError(f"unknown coordinator record key type {kind}")
     reader.end()

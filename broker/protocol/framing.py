@@ -49,6 +49,7 @@ class Request:
     client_host: str = ""  # "/<peer address>" as Kafka shows it (DescribeGroups)
     listener_name: str = ""  # the listener it arrived on: Metadata answers with its endpoints
     principal: str = "User:ANONYMOUS"  # who sent it (TLS certificate or SASL login)
+    connection_id: int = 0  # the connection it arrived on (share sessions end with it)
 
 
 def read_header(frame: bytes, flexible: bool | None = None) -> RequestHeader:
@@ -80,6 +81,7 @@ def decode_request(
     client_host: str = "",
     listener_name: str = "",
     principal: str = "User:ANONYMOUS",
+    connection_id: int = 0,
 ) -> Request:
     """Decode a whole frame (without its size prefix) whose API/version is supported."""
     header = read_header(frame)
@@ -93,7 +95,7 @@ def decode_request(
         body = _decode_ignoring_unknown_tags(schema, frame, header.body_offset)
     except Exception as error:  # kio's native reader raises several types
         raise MalformedRequest(f"cannot decode request: {error}") from None
-    return Request(header, body, len(frame), client_host, listener_name, principal)
+    return Request(header, body, len(frame), client_host, listener_name, principal, connection_id)
 
 
 def _decode_ignoring_unknown_tags(schema: Any, frame: bytes, offset: int) -> Any:

@@ -41,6 +41,10 @@ from odradek.broker.server.log_maintenance import CleanerCollector, LogMaintenan
 from odradek.broker.server.metrics import BrokerMetrics, CertificateCollector, PartitionSample
 from odradek.broker.server.producer_ids import ProducerIdAllocator
 from odradek.broker.server.replication_metrics import ReplicationCollector
+from odradek.broker.share.share_broker import ShareBroker
+from odradek.broker.share.share_config import ShareConfig
+from odradek.broker.share.share_metrics import ShareCollector
+from odradek.broker.share.share_partition_manager import ShareGroupSettings
 from odradek.broker.transaction.coordinator import TransactionCoordinator
 from odradek.broker.transaction.marker_writer import MarkerWriter
 from odradek.broker.transaction.transaction_config import TransactionConfig
@@ -67,9 +71,9 @@ class BrokerServer:
         self._maintenance: LogMaintenance | None = None
         self._logs: LogManager | None = None
         self._membership: ClusterMembership | None = None
-        # markers and verifications each on connections of their own: neither waits behind
-        # the other (a verification waits for a replicated write on the coordinator)
-        self._peers: tuple[PeerPool, PeerPool] | None = None
+        # markers, verifications and share-state writes each on connections of their own:
+        # none waits behind another (each waits for a replicated write somewhere)
+        self._peers: tuple[PeerPool, ...] | None = None
         self.context: BrokerContext | None = None
 
     async def start(self) -> None:
@@ -112,7 +116,8 @@ class BrokerServer:
         )
         producer_ids = ProducerIdAllocator(store)
         request_timeout_s = config.get_int("request.timeout.ms") / 1000
-        marker_peers, verification_peers = self._peers = (
+        marker_peers, verification_peers, share_state_peers = self._peers = (
+            PeerPool(store, request_timeout_s, inter_broker_security(config)),
             PeerPool(store, request_timeout_s, inter_broker_security(config)),
             PeerPool(store, request_timeout_s, inter_broker_security(config)),
         )
@@ -140,6 +145,14 @@ class BrokerServer:
             groups,
             transactions,
             TransactionVerifier(config.node_id, transactions, verification_peers),
+            ShareBroker(
+                config.node_id,
+                ShareConfig.from_broker(config),
+                store,
+                replicas,
+                share_state_peers,
+                self._share_group_settings,
+            ),
         )
         if self._membership is not None:
             self._membership.effective_config = self.context_config
@@ -151,8 +164,10 @@ class BrokerServer:
         store.subscribe(replicas.apply)
         groups.start()  # after the replicas: it loads the __consumer_offsets partitions they hold
         transactions.start()  # likewise __transaction_state
+        self.context.shares.start()  # likewise __share_group_state
         metrics.registry.register(GroupCollector(groups))
         metrics.registry.register(TransactionCollector(transactions))
+        metrics.registry.register(ShareCollector(self.context.shares))
         metrics.registry.register(CleanerCollector(self._logs))
         metrics.registry.register(ReplicationCollector(self.context, lambda: self._membership))
 
@@ -196,6 +211,7 @@ class BrokerServer:
         if self.context is not None:
             await self.context.groups.stop()
             await self.context.transactions.stop()
+            await self.context.shares.stop()
         for peers in self._peers or ():
             peers.close()
         if self._http_runner is not None:
@@ -224,6 +240,25 @@ class BrokerServer:
     def _marker_written(self, topic: str, index: int, marker: TransactionMarker) -> None:
         if topic == OFFSETS_TOPIC and self.context is not None:
             self.context.groups.complete_transaction(index, marker.producer_id, marker.commits)
+
+    def _share_group_settings(self, group_id: str) -> ShareGroupSettings:
+        """The group's share configs, over the broker's defaults."""
+        assert self.context is not None
+        config = self.context.config
+        group = self.context.store.image.configs_of_group(group_id)
+        return ShareGroupSettings(
+            auto_offset_reset=group.share_auto_offset_reset(),
+            record_lock_duration_ms=group.share_record_lock_duration_ms(
+                config.get_int("group.share.record.lock.duration.ms")
+            ),
+            delivery_count_limit=group.share_delivery_count_limit(
+                config.get_int("group.share.delivery.count.limit")
+            ),
+            partition_max_record_locks=group.share_partition_max_record_locks(
+                config.get_int("group.share.partition.max.record.locks")
+            ),
+            read_committed=group.share_isolation_level() == "read_committed",
+        )
 
     def _min_insync(self, topic: str) -> int:
         assert self.context is not None

@@ -1,4 +1,5 @@
-"""Changing topic and dynamic broker configs: AlterConfigs and IncrementalAlterConfigs."""
+"""Changing topic, dynamic broker and group configs: AlterConfigs and
+IncrementalAlterConfigs."""
 
 from __future__ import annotations
 
@@ -8,14 +9,22 @@ from collections.abc import Iterable, Mapping
 
 from odradek.broker.config.definitions import BROKER_CONFIGS, TOPIC_CONFIGS, ConfigError, ConfigType
 from odradek.broker.config.dynamic_configs import validate_dynamic_broker_configs
+from odradek.broker.config.dynamic_group_configs import GROUP_CONFIGS, validate_group_configs
 from odradek.broker.config.topic_config import validate_topic_configs
 from odradek.broker.protocol.errors import ErrorCode, KafkaError
+from odradek.broker.server.authorization import CONFIG_GROUP
 from odradek.broker.server.context import BrokerContext
 
 log = logging.getLogger(__name__)
 
 TOPIC_RESOURCE = 2
 BROKER_RESOURCE = 4
+_DEFINITIONS = {
+    TOPIC_RESOURCE: TOPIC_CONFIGS,
+    BROKER_RESOURCE: BROKER_CONFIGS,
+    CONFIG_GROUP: GROUP_CONFIGS,
+}
+_KINDS = {TOPIC_RESOURCE: "topic", BROKER_RESOURCE: "broker", CONFIG_GROUP: "group"}
 
 
 class AlterOp(enum.IntEnum):
@@ -26,7 +35,8 @@ class AlterOp(enum.IntEnum):
 
 
 def current_configs(context: BrokerContext, resource_type: int, name: str) -> Mapping[str, str]:
-    """The values set on the resource itself (topic overrides or dynamic broker values)."""
+    """The values set on the resource itself (topic overrides, dynamic broker or group
+    values); a group needs no members or offsets to have configs, as in Kafka."""
     if resource_type == TOPIC_RESOURCE:
         topic = context.store.image.topics.get(name)
         if topic is None:
@@ -35,6 +45,10 @@ def current_configs(context: BrokerContext, resource_type: int, name: str) -> Ma
     if resource_type == BROKER_RESOURCE:
         _check_broker_resource(context, name)
         return context.store.image.broker_configs.get(name, {})
+    if resource_type == CONFIG_GROUP:
+        if not name:
+            raise KafkaError(ErrorCode.invalid_request, "Default group resources are not allowed.")
+        return context.store.image.group_configs.get(name, {})
     raise KafkaError(ErrorCode.invalid_request, f"resource type {resource_type} has no configs")
 
 
@@ -60,8 +74,7 @@ def apply_incremental(
 def _list_operation(
     values: Mapping[str, str], name: str, op: AlterOp, value: str, resource_type: int
 ) -> str:
-    table = TOPIC_CONFIGS if resource_type == TOPIC_RESOURCE else BROKER_CONFIGS
-    definition = table.get(name)
+    definition = _DEFINITIONS[resource_type].get(name)
     if definition is None or definition.type is not ConfigType.LIST:
         raise KafkaError(ErrorCode.invalid_config, f"{name}: APPEND and SUBTRACT need a list")
     items = [item for item in values.get(name, "").split(",") if item]
@@ -82,16 +95,19 @@ async def replace_configs(
 ) -> None:
     """Validate and (unless ``validate_only``) store the resource's whole config set.
 
-    As in Kafka, a topic's bad config is INVALID_CONFIG and a broker's INVALID_REQUEST."""
+    As in Kafka, a topic's or group's bad config is INVALID_CONFIG and a broker's
+    INVALID_REQUEST."""
     try:
         if resource_type == TOPIC_RESOURCE:
             validate_topic_configs(configs)
+        elif resource_type == CONFIG_GROUP:
+            validate_group_configs(configs, context.config)
         else:
             validate_dynamic_broker_configs(configs)
     except ConfigError as error:
         code = (
             ErrorCode.invalid_config
-            if resource_type == TOPIC_RESOURCE
+            if resource_type in (TOPIC_RESOURCE, CONFIG_GROUP)
             else ErrorCode.invalid_request
         )
         raise KafkaError(code, str(error)) from None
@@ -100,15 +116,13 @@ async def replace_configs(
         return
     if resource_type == TOPIC_RESOURCE:
         await context.store.set_topic_configs(name, dict(configs))
+    elif resource_type == CONFIG_GROUP:
+        await context.store.set_group_configs(name, dict(configs))
     else:
         await context.store.set_broker_configs(name, dict(configs))
-    log.info("configs of %s %r are now %s", _kind(resource_type), name, dict(configs))
+    log.info("configs of %s %r are now %s", _KINDS[resource_type], name, dict(configs))
 
 
 def _check_broker_resource(context: BrokerContext, name: str) -> None:
     if name and not (name.isdigit() and int(name) in context.store.image.brokers):
         raise KafkaError(ErrorCode.invalid_request, f"no broker {name!r} (use an id or '')")
-
-
-def _kind(resource_type: int) -> str:
-    return "topic" if resource_type == TOPIC_RESOURCE else "broker"

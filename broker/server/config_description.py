@@ -7,7 +7,8 @@ from dataclasses import dataclass
 from odradek.broker.cluster.metadata_image import TopicMetadata
 from odradek.broker.config.broker_config import BrokerConfig, ConfigSource
 from odradek.broker.config.definitions import BROKER_CONFIGS, TOPIC_CONFIGS, ConfigDef
-from odradek.broker.config.parsing import definition_of
+from odradek.broker.config.dynamic_group_configs import GROUP_CONFIGS, default_sources
+from odradek.broker.config.parsing import definition_of, parse_value
 from odradek.broker.config.topic_config import broker_default, broker_synonyms
 from odradek.broker.server.context import BrokerContext
 
@@ -55,6 +56,25 @@ def describe_topic_config(context: BrokerContext, topic: TopicMetadata) -> list[
         # synonym but its own value, when set, as in Kafka.
         source = synonyms[0].source if synonyms else ConfigSource.DEFAULT_CONFIG
         entries.append(ConfigEntry(name, config.get(name), source, definition, tuple(synonyms)))
+    return entries
+
+
+def describe_group_config(context: BrokerContext, group_id: str) -> list[ConfigEntry]:
+    """Every group config of Kafka 4.3, as Kafka describes a group (it need not exist): the
+    group's own value (GROUP_CONFIG) first among the synonyms, then where the default comes
+    from (the broker key's layers, or the config's own default)."""
+    own = context.store.image.group_configs.get(group_id, {})
+    entries = []
+    for name, definition in GROUP_CONFIGS.items():
+        synonyms = [
+            Synonym(key, value, source)
+            for key, source, value in default_sources(context.config, name)
+        ]
+        if name in own:
+            value = parse_value(definition, own[name])
+            synonyms.insert(0, Synonym(name, value, ConfigSource.GROUP_CONFIG))
+        first = synonyms[0]
+        entries.append(ConfigEntry(name, first.value, first.source, definition, tuple(synonyms)))
     return entries
 
 

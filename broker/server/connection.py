@@ -9,6 +9,7 @@ decoded closes this connection only.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import logging
 import ssl
 import struct
@@ -41,6 +42,7 @@ from odradek.broker.server.sasl_authenticator import SaslAuthenticator
 log = logging.getLogger(__name__)
 
 _SIZE = struct.Struct(">i")
+_CONNECTION_IDS = itertools.count(1)
 _HEADER = struct.Struct(">ii")  # size, correlation id
 SENDFILE_THRESHOLD = 64 * 1024
 # Over TLS a region is read and encrypted a block at a time: less memory than the whole
@@ -67,6 +69,7 @@ class Connection:
         self._peer = writer.get_extra_info("peername")
         self._client_host = f"/{self._peer[0]}" if self._peer else ""
         self._api_metrics: dict[int, tuple[Counter, Histogram]] = {}
+        self.id = next(_CONNECTION_IDS)
         self.listener = security.listener.name
         # TLS cannot sendfile: asyncio's fallback would seek and read the segment's shared
         # file object in a worker thread, racing every other reader of that segment.
@@ -121,6 +124,7 @@ class Connection:
             log.exception("closing connection from %s after an unexpected error", self._peer)
         finally:
             metrics.connections.dec()
+            self._context.shares.connection_closed(self.id)
             self._writer.close()
 
     async def _serve_frame(self, frame: bytes) -> None:
@@ -146,7 +150,7 @@ class Connection:
                 " before authentication (or after the session expired)"
             )
         principal = sasl.principal if sasl is not None and sasl.principal else self._principal
-        request = decode_request(frame, self._client_host, self.listener, principal)
+        request = decode_request(frame, self._client_host, self.listener, principal, self.id)
         closes = False
         mute_ms = 0  # client quotas: how long not to read this connection after answering
         response: Response

@@ -16,6 +16,7 @@ from odradek.broker.server.authorization import RequestAuthorization
 from odradek.broker.server.client_quota_manager import ClientQuotaManager
 from odradek.broker.server.metrics import BrokerMetrics
 from odradek.broker.server.producer_ids import ProducerIdAllocator
+from odradek.broker.share.share_broker import ShareBroker
 from odradek.broker.transaction.coordinator import TransactionCoordinator
 from odradek.broker.transaction.verification import TransactionVerifier
 
@@ -31,6 +32,8 @@ class BrokerContext:
     transactions: TransactionCoordinator
     # KIP-890: a partition leader's check with the coordinator of a transaction's first batch
     verifier: TransactionVerifier
+    # share groups' partitions, sessions and state coordinator (KIP-932)
+    shares: ShareBroker
     # who may do what (authorizer.class.name); off: everything is allowed
     authorization: RequestAuthorization = field(default_factory=RequestAuthorization.off)
     # leader.replication.throttled.rate over the replicas topics list as throttled

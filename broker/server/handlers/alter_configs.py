@@ -1,4 +1,4 @@
-"""AlterConfigs: replace the whole config set of a topic or broker resource."""
+"""AlterConfigs: replace the whole config set of a topic, broker or group resource."""
 
 from __future__ import annotations
 

@@ -47,13 +47,13 @@ async def handle(context: BrokerContext, request: Request) -> dict[str, Any]:
             "heartbeat_interval": result.heartbeat_interval_ms,
             "assignment": None
             if result.assignment is None
-            else {"topic_partitions": _topic_partitions(result.assignment)},
+            else {"topic_partitions": topic_partitions(result.assignment)},
         }
 
     return {"throttle_time": 0, **await awaited_answer_or_error(answer, FAILED, "error_message")}
 
 
-def _topic_partitions(assignment: Mapping[Any, frozenset[int]]) -> list[dict[str, Any]]:
+def topic_partitions(assignment: Mapping[Any, frozenset[int]]) -> list[dict[str, Any]]:
     return [
         {"topic_id": topic_id, "partitions": sorted(partitions)}
         for topic_id, partitions in assignment.items()

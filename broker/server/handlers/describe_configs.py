@@ -1,4 +1,4 @@
-"""DescribeConfigs: topic and broker resources, with sources and synonyms, and the
+"""DescribeConfigs: topic, broker and group resources, with sources and synonyms, and the
 levels of the broker's loggers."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from odradek.broker.config.parsing import format_value
 from odradek.broker.protocol.errors import ErrorCode, KafkaError
 from odradek.broker.protocol.framing import Request
 from odradek.broker.security.acl_model import AclOperation
-from odradek.broker.server.authorization import config_resource
+from odradek.broker.server.authorization import CONFIG_GROUP, config_resource
 from odradek.broker.server.broker_loggers import (
     BROKER_LOGGER_RESOURCE,
     check_broker_logger_resource,
@@ -21,6 +21,7 @@ from odradek.broker.server.config_description import (
     ConfigEntry,
     describe_broker_config,
     describe_cluster_default_config,
+    describe_group_config,
     describe_topic_config,
 )
 from odradek.broker.server.context import BrokerContext
@@ -97,6 +98,10 @@ def _entries(context: BrokerContext, resource_type: int, name: str) -> list[Conf
         if name != str(context.config.node_id):
             raise KafkaError(ErrorCode.invalid_request, f"this is broker {context.config.node_id}")
         return describe_broker_config(context)
+    if resource_type == CONFIG_GROUP:
+        if not name:
+            raise KafkaError(ErrorCode.invalid_request, "Group name must not be empty")
+        return describe_group_config(context, name)
     raise KafkaError(ErrorCode.invalid_request, f"unsupported resource type {resource_type}")
 
 

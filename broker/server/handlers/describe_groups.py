@@ -1,6 +1,7 @@
 """DescribeGroups v0-6: state, protocol and members (with assignments when Stable); v6 says
 why a group could not be described (GROUP_ID_NOT_FOUND for an unknown one, as Kafka). A
-KIP-848 consumer group is described too, in the consumer protocol's terms."""
+KIP-848 consumer group is described too, in the consumer protocol's terms; a share group
+is not (as Kafka: it is described by ShareGroupDescribe)."""
 
 from __future__ import annotations
 
@@ -60,10 +61,11 @@ def _describe(context: BrokerContext, request: Request, group_id: str) -> dict[s
     except Exception as error:  # every failure becomes this group's error code
         code, message = error_of(error)
         return {**_entry(group_id, code, GroupState.DEAD.value), "error_message": message}
-    if group is None:
+    if group is None or group.share is not None:
         if version >= NOT_FOUND_AS_ERROR_FROM:
             dead = _entry(group_id, ErrorCode.group_id_not_found, GroupState.DEAD.value)
-            return {**dead, "error_message": f"Group {group_id} not found."}
+            why = "not found" if group is None else "is not a classic group"
+            return {**dead, "error_message": f"Group {group_id} {why}."}
         # before v6 an unknown group is described as Dead, without an error
         return _entry(group_id, ErrorCode.none, GroupState.DEAD.value)
     if group.consumer is not None:

@@ -1,5 +1,6 @@
 """IncrementalAlterConfigs: SET, DELETE, APPEND and SUBTRACT single config values of
-topics and brokers; SET and DELETE of broker logger levels."""
+topics, brokers and groups (whose configs are no lists: APPEND and SUBTRACT are
+INVALID_CONFIG, as in Kafka); SET and DELETE of broker logger levels."""
 
 from __future__ import annotations
 

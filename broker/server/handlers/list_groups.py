@@ -1,12 +1,11 @@
 """ListGroups v0-5: the groups this broker coordinates, filtered by state (v4) and by
-type (v5: ``classic`` or ``consumer``, the KIP-848 groups)."""
+type (v5: ``classic``, ``consumer`` for the KIP-848 groups or ``share`` for KIP-932's)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from typing import Any
 
-from odradek.broker.group.consumer_protocol import CONSUMER_PROTOCOL_TYPE
 from odradek.broker.group.group import Group
 from odradek.broker.protocol.framing import Request
 from odradek.broker.security.acl_model import AclOperation, ResourceType
@@ -39,9 +38,7 @@ def _listed(groups: Iterable[Group], types: set[str]) -> list[dict[str, Any]]:
     return [
         {
             "group_id": group.group_id,
-            "protocol_type": CONSUMER_PROTOCOL_TYPE
-            if group.consumer is not None
-            else group.protocol_type or "",
+            "protocol_type": group.listed_protocol_type,
             "group_state": group.state_name,
             "group_type": group.group_type,
         }

@@ -1,0 +1,53 @@
+"""The share-group machinery of one broker: the share coordinator of the
+``__share_group_state`` partitions it leads, the share-partitions of the topic partitions
+it leads, and its consumers' share sessions."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from odradek.broker.cluster.metadata_store import MetadataStore
+from odradek.broker.cluster.peer_pool import PeerPool
+from odradek.broker.cluster.replica_manager import ReplicaManager
+from odradek.broker.share.share_config import ShareConfig
+from odradek.broker.share.share_coordinator import ShareCoordinator
+from odradek.broker.share.share_partition_manager import ShareGroupSettings, SharePartitionManager
+from odradek.broker.share.share_persister import SharePersister
+from odradek.broker.share.share_sessions import ShareSession, ShareSessions
+from odradek.broker.share.share_state import SharePartitionKey
+
+
+class ShareBroker:
+    def __init__(
+        self,
+        node_id: int,
+        config: ShareConfig,
+        store: MetadataStore,
+        replicas: ReplicaManager,
+        peers: PeerPool,
+        settings: Callable[[str], ShareGroupSettings],
+    ) -> None:
+        self.coordinator = ShareCoordinator(config, store, replicas)
+        self.partitions = SharePartitionManager(
+            config, replicas, SharePersister(node_id, self.coordinator, peers), settings
+        )
+        self.sessions = ShareSessions(config.max_share_sessions)
+        self.settings = settings
+
+    def release(self, session: ShareSession) -> None:
+        """An ended session's member gives back the records it still holds."""
+        keys = [SharePartitionKey(session.group_id, t, p) for t, p in session.partitions]
+        self.partitions.release(session.member_id, keys)
+
+    def connection_closed(self, connection_id: int) -> None:
+        for session in self.sessions.close_connection(connection_id):
+            self.release(session)
+
+    def start(self) -> None:
+        """After the replicas: the coordinator loads the state partitions they hold."""
+        self.coordinator.start()
+        self.partitions.start()
+
+    async def stop(self) -> None:
+        await self.partitions.stop()
+        await self.coordinator.stop()
