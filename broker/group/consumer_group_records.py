@@ -33,7 +33,8 @@ from odradek.broker.group.consumer_member import (
 from odradek.broker.group.group_record_fields import (
     VALUE_VERSION,
     array_length,
-    encode_group_key,
+    encode_modern_key,
+    read_modern_key,
     read_topic_partitions,
     write_topic_partitions,
 )
@@ -68,15 +69,12 @@ class ConsumerGroupKey:
 
 
 def encode_consumer_key(key: ConsumerGroupKey) -> bytes:
-    member_id = key.member_id if key.kind in _PER_MEMBER else None
-    return encode_group_key(key.kind, key.group_id, member_id)
+    return encode_modern_key(key.kind, key.group_id, key.member_id, _PER_MEMBER)
 
 
 def read_consumer_key(kind: int, reader: FieldReader) -> ConsumerGroupKey:
     record_type = ConsumerRecordType(kind)
-    group_id = reader.text()
-    member_id = reader.text() if record_type in _PER_MEMBER else ""
-    return ConsumerGroupKey(record_type, group_id, member_id)
+    return ConsumerGroupKey(record_type, *read_modern_key(record_type, reader, _PER_MEMBER))
 
 
 def is_consumer_record_type(kind: int) -> bool:

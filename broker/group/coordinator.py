@@ -45,7 +45,7 @@ from odradek.broker.group.record_format import (
     encode_key,
     encode_offset,
 )
-from odradek.broker.group.share_group import ShareGroup
+from odradek.broker.group.share_group import InitializedTopics, ShareGroup
 from odradek.broker.group.share_heartbeat import (
     ShareGroupProtocol,
     ShareHeartbeatRequest,
@@ -526,6 +526,46 @@ class GroupCoordinator:
             for group in self.catalog.groups.values()
             if not wanted or group.state_name.lower() in wanted
         ]
+
+    # --- share group offsets ---------------------------------------------------------------
+
+    def share_partitions(self, group_id: str) -> InitializedTopics:
+        """The share group's share-partitions (what DescribeShareGroupOffsets and the
+        deletion of the group's state cover)."""
+        return dict(self.describe_share_group(group_id).initialized)
+
+    def share_partitions_if_share_group(self, group_id: str) -> InitializedTopics:
+        """The share-partitions of a share group; nothing for another kind or no group."""
+        group = self._group(group_id, valid_if_empty=True)
+        share = group.share if group is not None else None
+        return dict(share.initialized) if share is not None else {}
+
+    def empty_share_group(self, group_id: str, create: bool) -> tuple[Group, ShareGroup]:
+        """The share group, which must have no members (NON_EMPTY_GROUP) for its offsets
+        to change; with ``create`` a missing one is made, as Kafka's AlterShareGroupOffsets
+        does (GROUP_ID_NOT_FOUND otherwise, or when the id is another kind of group's)."""
+        group = self._group(group_id, valid_if_empty=False)
+        if group is None and create:
+            group = self.catalog.groups[group_id] = Group(group_id, self._now())
+            group.share = ShareGroup()
+        if group is None or group.share is None:
+            raise KafkaError(
+                ErrorCode.group_id_not_found, f"Group {group_id} is not a share group."
+            )
+        if group.share.members:
+            raise KafkaError(
+                ErrorCode.non_empty_group, f"Share group {group_id} has members: it is not empty."
+            )
+        return group, group.share
+
+    async def set_share_partitions(self, group_id: str, topics: InitializedTopics) -> None:
+        """Record the group's share-partitions as ``topics`` (a topic absent there is
+        forgotten), after their state was initialized or deleted."""
+        group, share = self.empty_share_group(group_id, create=True)
+        share.initialized = dict(topics)
+        written = [share_records.group_metadata(group_id, share)]
+        written.append(share_records.state_partition_metadata(group_id, share))
+        await self.share_protocol.store(group, share, written)
 
     async def delete_group(self, group_id: str) -> None:
         group = self._existing(group_id, ErrorCode.group_id_not_found, valid_if_empty=True)

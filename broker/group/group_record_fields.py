@@ -19,6 +19,19 @@ def encode_group_key(kind: int, group_id: str, member_id: str | None) -> bytes:
     return out.done()
 
 
+def encode_modern_key(
+    kind: int, group_id: str, member_id: str, per_member: Collection[int]
+) -> bytes:
+    """The key of a record of ``kind``: with the member id if the kind is ``per_member``."""
+    return encode_group_key(kind, group_id, member_id if kind in per_member else None)
+
+
+def read_modern_key(kind: int, reader: FieldReader, per_member: Collection[int]) -> tuple[str, str]:
+    """The group id and member id ("" for a group-wide kind) of a key of ``kind``."""
+    group_id = reader.text()
+    return group_id, reader.text() if kind in per_member else ""
+
+
 def write_topic_partitions(
     out: FieldWriter, partitions: Mapping[uuid.UUID, Collection[int]]
 ) -> FieldWriter:

@@ -19,6 +19,9 @@ SHARE_GROUP_TYPE = "share"
 SHARE_PROTOCOL_TYPE = "share"  # what ListGroups reports as a share group's protocol type
 
 TopicPartitions = dict[uuid.UUID, frozenset[int]]
+InitializedTopics = dict[uuid.UUID, tuple[str, frozenset[int]]]
+"""Topic id -> (name, partitions): the share-partitions whose state the group has (Kafka's
+ShareGroupStatePartitionMetadata)."""
 
 
 class ShareGroupState(Enum):
@@ -59,6 +62,9 @@ class ShareGroup:
     assignment_epoch: int = 0
     target: TargetAssignment = field(default_factory=dict)
     members: dict[str, ShareMember] = field(default_factory=dict)
+    initialized: InitializedTopics = field(default_factory=dict)
+    """Every partition ever assigned or given a start offset by an admin, until its
+    offsets are deleted: what DescribeShareGroupOffsets describes."""
 
     @property
     def state(self) -> ShareGroupState:

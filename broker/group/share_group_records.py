@@ -11,9 +11,9 @@ flexible fields. A null value deletes the key.
 - 13 ShareGroupTargetAssignmentMember, key group and member: target partitions by topic id.
 - 14 ShareGroupCurrentMemberAssignment, key group and member: member epoch, previous
   epoch, state (always 0, stable), assigned partitions.
-
-Kafka's type 15 (ShareGroupStatePartitionMetadata: which share-partitions' state has been
-initialized) is not written: partitions are assigned whether or not their state exists.
+- 15 ShareGroupStatePartitionMetadata, key group: the initialized topics (id, name,
+  partitions); the initializing and deleting topics are always empty here (a share-partition's
+  state is created by its leader when first fetched, and deleted at once by an admin).
 """
 
 from __future__ import annotations
@@ -25,12 +25,18 @@ from enum import IntEnum
 from odradek.broker.group.group_record_fields import (
     VALUE_VERSION,
     array_length,
-    encode_group_key,
+    encode_modern_key,
+    read_modern_key,
     read_topic_partitions,
     write_topic_partitions,
 )
 from odradek.broker.group.group_writes import KeyValue
-from odradek.broker.group.share_group import ShareGroup, ShareMember, TopicPartitions
+from odradek.broker.group.share_group import (
+    InitializedTopics,
+    ShareGroup,
+    ShareMember,
+    TopicPartitions,
+)
 from odradek.broker.protocol.record_fields import FieldReader, FieldWriter
 
 STABLE_MEMBER_STATE = 0  # Kafka's MemberState.STABLE: a share member is never in another
@@ -42,6 +48,7 @@ class ShareRecordType(IntEnum):
     TARGET_ASSIGNMENT_METADATA = 12
     TARGET_ASSIGNMENT_MEMBER = 13
     CURRENT_MEMBER_ASSIGNMENT = 14
+    STATE_PARTITION_METADATA = 15
 
 
 _PER_MEMBER = {
@@ -59,15 +66,12 @@ class ShareGroupKey:
 
 
 def encode_share_key(key: ShareGroupKey) -> bytes:
-    member_id = key.member_id if key.kind in _PER_MEMBER else None
-    return encode_group_key(key.kind, key.group_id, member_id)
+    return encode_modern_key(key.kind, key.group_id, key.member_id, _PER_MEMBER)
 
 
 def read_share_key(kind: int, reader: FieldReader) -> ShareGroupKey:
     record_type = ShareRecordType(kind)
-    group_id = reader.text()
-    member_id = reader.text() if record_type in _PER_MEMBER else ""
-    return ShareGroupKey(record_type, group_id, member_id)
+    return ShareGroupKey(record_type, *read_modern_key(record_type, reader, _PER_MEMBER))
 
 
 def is_share_record_type(kind: int) -> bool:
@@ -110,6 +114,18 @@ def current_assignment(group_id: str, member: ShareMember) -> KeyValue:
     return key, value.done()
 
 
+def state_partition_metadata(group_id: str, group: ShareGroup) -> KeyValue:
+    out = FieldWriter().i16(VALUE_VERSION).compact_count(0)  # no initializing topics
+    out.compact_count(len(group.initialized))
+    for topic_id, (name, partitions) in sorted(group.initialized.items(), key=lambda i: i[1][0]):
+        out.uuid(topic_id).compact_string(name).compact_count(len(partitions))
+        for index in sorted(partitions):
+            out.i32(index)
+        out.tagged({})
+    value = out.compact_count(0).tagged({}).done()  # no deleting topics
+    return _key(ShareRecordType.STATE_PARTITION_METADATA, group_id), value
+
+
 def member_tombstones(group_id: str, member_id: str) -> list[KeyValue]:
     """Kafka's order: current assignment, target, then metadata."""
     kinds = (
@@ -123,6 +139,7 @@ def member_tombstones(group_id: str, member_id: str) -> list[KeyValue]:
 def group_tombstones(group_id: str, group: ShareGroup) -> list[KeyValue]:
     records = [r for member_id in group.members for r in member_tombstones(group_id, member_id)]
     records.append((_key(ShareRecordType.TARGET_ASSIGNMENT_METADATA, group_id), None))
+    records.append((_key(ShareRecordType.STATE_PARTITION_METADATA, group_id), None))
     records.append((_key(ShareRecordType.GROUP_METADATA, group_id), None))
     return records
 
@@ -137,6 +154,7 @@ def snapshot(group_id: str, group: ShareGroup) -> list[KeyValue]:
         )
         records.append(current_assignment(group_id, member))
     records.append(target_metadata(group_id, group))
+    records.append(state_partition_metadata(group_id, group))
     return records
 
 
@@ -157,6 +175,7 @@ class LoadedShareGroup:
     members: dict[str, ShareMember] = field(default_factory=dict)
     current: dict[str, tuple[int, int, TopicPartitions]] = field(default_factory=dict)
     target: dict[str, TopicPartitions] = field(default_factory=dict)
+    initialized: InitializedTopics = field(default_factory=dict)
     exists: bool = False
 
     def apply(self, key: ShareGroupKey, value: bytes | None) -> None:
@@ -167,6 +186,8 @@ class LoadedShareGroup:
                 self.group_epoch, self.metadata_hash = _read_group_metadata(value)
         elif kind is ShareRecordType.TARGET_ASSIGNMENT_METADATA:
             self.assignment_epoch = _read_target_metadata(value) if value is not None else 0
+        elif kind is ShareRecordType.STATE_PARTITION_METADATA:
+            self.initialized = _read_state_partitions(value) if value is not None else {}
         elif value is None:
             {
                 ShareRecordType.MEMBER_METADATA: self.members,
@@ -184,6 +205,7 @@ class LoadedShareGroup:
         if not self.exists:
             return None
         group = ShareGroup(self.group_epoch, self.metadata_hash, self.assignment_epoch)
+        group.initialized = self.initialized
         for member_id, member in self.members.items():
             if member_id in self.current:
                 epoch, previous, assigned = self.current[member_id]
@@ -214,6 +236,27 @@ def _read_target_metadata(data: bytes) -> int:
     reader.tagged()  # Kafka 4.3's tag 0: when the assignment was computed
     reader.end()
     return epoch
+
+
+def _read_state_partitions(data: bytes) -> InitializedTopics:
+    """The initialized topics (initializing ones count as initialized: their leader
+    creates the state; deleting ones as gone)."""
+    reader = _value(data)
+    topics: InitializedTopics = {}
+    for _ in range(2):  # initializing, then initialized topics
+        for _ in range(array_length(reader)):
+            topic_id, name = reader.uuid(), reader.compact_text()
+            partitions = frozenset(reader.i32() for _ in range(array_length(reader)))
+            reader.tagged()
+            known = topics.get(topic_id, (name, frozenset()))[1]
+            topics[topic_id] = (name, known | partitions)
+    for _ in range(array_length(reader)):
+        topics.pop(reader.uuid(), None)
+        reader.compact_text()
+        reader.tagged()
+    reader.tagged()
+    reader.end()
+    return topics
 
 
 def _read_member_metadata(member_id: str, data: bytes) -> ShareMember:

@@ -23,7 +23,11 @@ from dataclasses import dataclass
 from odradek.broker.cluster.background_tasks import BackgroundTasks
 from odradek.broker.cluster.metadata_image import MetadataImage
 from odradek.broker.group import share_group_records as records
-from odradek.broker.group.consumer_assignors import AssignmentSpec, MemberSubscription
+from odradek.broker.group.consumer_assignors import (
+    AssignmentSpec,
+    MemberSubscription,
+    TargetAssignment,
+)
 from odradek.broker.group.group import Group
 from odradek.broker.group.group_config import GroupConfig
 from odradek.broker.group.group_writes import GroupWrites, KeyValue, WriteRecords
@@ -106,7 +110,7 @@ class ShareGroupProtocol:
         written: list[KeyValue] = []
         reconciled = self._reconcile(group.group_id, share, member, updated, written)
         self._schedule(group, reconciled)
-        await self._store(group, share, written)
+        await self.store(group, share, written)
         full = request.member_epoch == JOIN_EPOCH or names is not None
         configs = self._image().configs_of_group(group.group_id)
         return ShareHeartbeatResult(
@@ -193,6 +197,8 @@ class ShareGroupProtocol:
         share.target = target
         share.assignment_epoch = share.group_epoch
         written.append(records.target_metadata(group_id, share))
+        if _initialize(share, target, image):
+            written.append(records.state_partition_metadata(group_id, share))
         log.info(
             "group %s: share group epoch %d, simple assignment of %d members",
             group_id,
@@ -209,7 +215,7 @@ class ShareGroupProtocol:
                 f"Member {member_id} is not a member of group {group.group_id}.",
             )
         written = self._remove(group, share, member, "left the group")
-        await self._store(group, share, written)
+        await self.store(group, share, written)
         return ShareHeartbeatResult(member_id, LEAVE_EPOCH, 0)
 
     def _remove(
@@ -232,7 +238,8 @@ class ShareGroupProtocol:
             written.append(records.target_metadata(group.group_id, share))
         return written
 
-    async def _store(self, group: Group, share: ShareGroup, written: list[KeyValue]) -> None:
+    async def store(self, group: Group, share: ShareGroup, written: list[KeyValue]) -> None:
+        """Write records of the group (after a failed write, the whole group)."""
         snapshot = (
             (lambda: records.snapshot(group.group_id, share)) if group.share is share else None
         )
@@ -266,7 +273,7 @@ class ShareGroupProtocol:
         self, group: Group, share: ShareGroup, written: list[KeyValue]
     ) -> None:
         try:
-            await self._store(group, share, written)
+            await self.store(group, share, written)
         except KafkaError as error:
             log.warning("group %s: could not store the group: %s", group.group_id, error.message)
 
@@ -295,3 +302,15 @@ def _check_epoch(member: ShareMember, received: int) -> None:
 
 def _metadata_hash(image: MetadataImage, share: ShareGroup) -> int:
     return layout_hash(image, existing_topics(image, share.subscribed_topic_names()))
+
+
+def _initialize(share: ShareGroup, target: TargetAssignment, image: MetadataImage) -> bool:
+    """Count the partitions of ``target`` as initialized; whether any was new."""
+    grown = False
+    for partitions in target.values():
+        for topic_id, indexes in partitions.items():
+            name, known = share.initialized.get(topic_id, (image.topic_name(topic_id), frozenset()))
+            if name is not None and not indexes <= known:
+                share.initialized[topic_id] = (name, known | indexes)
+                grown = True
+    return grown

@@ -28,16 +28,20 @@ class ShareBroker:
         settings: Callable[[str], ShareGroupSettings],
     ) -> None:
         self.coordinator = ShareCoordinator(config, store, replicas)
-        self.partitions = SharePartitionManager(
-            config, replicas, SharePersister(node_id, self.coordinator, peers), settings
-        )
+        self.persister = SharePersister(node_id, self.coordinator, peers)
+        self.partitions = SharePartitionManager(config, replicas, self.persister, settings)
         self.sessions = ShareSessions(config.max_share_sessions)
         self.settings = settings
 
     def release(self, session: ShareSession) -> None:
-        """An ended session's member gives back the records it still holds."""
+        """An ended session's member gives back the records it still holds; the
+        share-partitions no other session uses are unloaded."""
         keys = [SharePartitionKey(session.group_id, t, p) for t, p in session.partitions]
         self.partitions.release(session.member_id, keys)
+        in_use = self.sessions.partitions_in_use(session.group_id)
+        self.partitions.unload_idle(
+            key for key in keys if (key.topic_id, key.partition) not in in_use
+        )
 
     def connection_closed(self, connection_id: int) -> None:
         for session in self.sessions.close_connection(connection_id):

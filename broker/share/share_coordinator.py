@@ -101,16 +101,20 @@ class ShareCoordinator:
                     ErrorCode.fenced_leader_epoch,
                     f"leader epoch {state.leader_epoch} is older than {stored.leader_epoch}",
                 )
-        now = self._now()
-        written = replace(
-            state,
-            create_timestamp=now if stored is None else stored.create_timestamp,
-            snapshot_epoch=0 if stored is None else stored.snapshot_epoch + 1,
-        )
-        await self.partitions.write(
-            coordinator_key, [(encode_key(key), encode_snapshot(written, now))]
-        )
-        self.states[key] = written
+        await self._put(key, state)
+
+    async def initialize(self, key: SharePartitionKey, state_epoch: int, start_offset: int) -> None:
+        """Start the share-partition afresh at ``start_offset`` (an admin's
+        AlterShareGroupOffsets): nothing in flight, a new state epoch that fences the
+        partition leader's next write, and any leader epoch accepted after it."""
+        self.partitions.check_owned(key.coordinator_key())
+        stored = self.states.get(key)
+        if stored is not None and state_epoch <= stored.state_epoch:
+            raise KafkaError(
+                ErrorCode.fenced_state_epoch,
+                f"state epoch {state_epoch} is not newer than {stored.state_epoch}",
+            )
+        await self._put(key, ShareState(start_offset, state_epoch, -1))
 
     async def delete(self, key: SharePartitionKey) -> None:
         """Forget the share-partition's state (its group was deleted)."""
@@ -119,6 +123,19 @@ class ShareCoordinator:
         if key in self.states:
             await self.partitions.write(coordinator_key, [(encode_key(key), None)])
             self.states.pop(key, None)
+
+    async def _put(self, key: SharePartitionKey, state: ShareState) -> None:
+        stored = self.states.get(key)
+        now = self._now()
+        written = replace(
+            state,
+            create_timestamp=now if stored is None else stored.create_timestamp,
+            snapshot_epoch=0 if stored is None else stored.snapshot_epoch + 1,
+        )
+        await self.partitions.write(
+            key.coordinator_key(), [(encode_key(key), encode_snapshot(written, now))]
+        )
+        self.states[key] = written
 
     def _load(self, partition: Partition) -> Callable[[], None]:
         loaded: dict[SharePartitionKey, ShareState | None] = {}

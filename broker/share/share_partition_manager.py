@@ -185,6 +185,22 @@ class SharePartitionManager:
                 hosted.notify_released()
                 self._persist_in_background(key, hosted)
 
+    def unload_idle(self, keys: Iterable[SharePartitionKey]) -> None:
+        """Forget these share-partitions once their pending writes are done, unless records
+        are acquired again meanwhile: no session uses them any more, and an admin may now
+        start them afresh (AlterShareGroupOffsets) at the share coordinator."""
+
+        async def unload(key: SharePartitionKey, hosted: _Hosted) -> None:
+            async with hosted.write_lock:
+                idle = not hosted.share.count(DeliveryState.ACQUIRED)
+                if idle and self._hosted.get(key) is hosted:
+                    self._drop(key)
+
+        for key in keys:
+            hosted = self._hosted.get(key)
+            if hosted is not None:
+                self._tasks.spawn(unload(key, hosted))
+
     def change_waiters(
         self, keys: Iterable[tuple[SharePartitionKey, str]]
     ) -> list[asyncio.Future[None]]:

@@ -46,24 +46,10 @@ class SharePersister:
             return self._coordinator.read(key)
 
         async def read_remote(broker: int) -> ShareState | None:
-            answer = await self._peers.request(
-                broker,
-                ApiKey.READ_SHARE_GROUP_STATE,
-                STATE_API_VERSION,
-                {
-                    "group_id": key.group_id,
-                    "topics": [
-                        {
-                            "topic_id": key.topic_id,
-                            "partitions": [
-                                {"partition": key.partition, "leader_epoch": leader_epoch}
-                            ],
-                        }
-                    ],
-                },
+            partition = {"partition": key.partition, "leader_epoch": leader_epoch}
+            found = await self._partition_request(
+                broker, ApiKey.READ_SHARE_GROUP_STATE, key, partition
             )
-            found = answer.results[0].partitions[0]
-            _raise_for(found.error_code, found.error_message)
             if found.state_epoch == NEVER_WRITTEN:
                 return None
             batches = batches_of(found.state_batches)
@@ -76,16 +62,63 @@ class SharePersister:
             await self._coordinator.write(key, state)
 
         async def write_remote(broker: int) -> None:
-            answer = await self._peers.request(
-                broker,
-                ApiKey.WRITE_SHARE_GROUP_STATE,
-                STATE_API_VERSION,
-                {"group_id": key.group_id, "topics": [_state_topic(key, state)]},
-            )
-            found = answer.results[0].partitions[0]
-            _raise_for(found.error_code, found.error_message)
+            partition = {
+                "partition": key.partition,
+                "state_epoch": state.state_epoch,
+                "leader_epoch": state.leader_epoch,
+                "start_offset": state.start_offset,
+                "state_batches": wire_batches(state.batches),
+            }
+            await self._partition_request(broker, ApiKey.WRITE_SHARE_GROUP_STATE, key, partition)
 
         await self._at_coordinator(key, write_local, write_remote)
+
+    async def initialize(self, key: SharePartitionKey, start_offset: int) -> None:
+        """Start the share-partition afresh at ``start_offset``, in a new state epoch."""
+        current = await self.read(key, -1)
+        state_epoch = 1 if current is None else current.state_epoch + 1
+
+        async def initialize_local() -> None:
+            await self._coordinator.initialize(key, state_epoch, start_offset)
+
+        async def initialize_remote(broker: int) -> None:
+            partition = {
+                "partition": key.partition,
+                "state_epoch": state_epoch,
+                "start_offset": start_offset,
+            }
+            await self._partition_request(
+                broker, ApiKey.INITIALIZE_SHARE_GROUP_STATE, key, partition
+            )
+
+        await self._at_coordinator(key, initialize_local, initialize_remote)
+
+    async def delete(self, key: SharePartitionKey) -> None:
+        async def delete_local() -> None:
+            await self._coordinator.delete(key)
+
+        async def delete_remote(broker: int) -> None:
+            partition = {"partition": key.partition}
+            await self._partition_request(broker, ApiKey.DELETE_SHARE_GROUP_STATE, key, partition)
+
+        await self._at_coordinator(key, delete_local, delete_remote)
+
+    async def _partition_request(
+        self, broker: int, api_key: ApiKey, key: SharePartitionKey, partition: dict[str, Any]
+    ) -> Any:
+        """A share-state request about one share-partition; its partition's answer."""
+        answer = await self._peers.request(
+            broker,
+            api_key,
+            STATE_API_VERSION,
+            {
+                "group_id": key.group_id,
+                "topics": [{"topic_id": key.topic_id, "partitions": [partition]}],
+            },
+        )
+        found = answer.results[0].partitions[0]
+        _raise_for(found.error_code, found.error_message)
+        return found
 
     async def _at_coordinator(
         self,
@@ -110,22 +143,6 @@ class SharePersister:
                         f"the share coordinator of {key.coordinator_key()}: {error}",
                     ) from None
             await asyncio.sleep(_BACKOFF_S)
-
-
-def _state_topic(key: SharePartitionKey, state: ShareState) -> dict[str, Any]:
-    """WriteShareGroupState's topic entry for one share-partition's state."""
-    return {
-        "topic_id": key.topic_id,
-        "partitions": [
-            {
-                "partition": key.partition,
-                "state_epoch": state.state_epoch,
-                "leader_epoch": state.leader_epoch,
-                "start_offset": state.start_offset,
-                "state_batches": wire_batches(state.batches),
-            }
-        ],
-    }
 
 
 def wire_batches(batches: Iterable[StateBatch]) -> list[dict[str, int]]:

@@ -79,6 +79,15 @@ class ShareSessions:
             )
         return session
 
+    def partitions_in_use(self, group_id: str) -> set[TopicIdPartition]:
+        """The partitions some session of the group fetches."""
+        return {
+            item
+            for session in self._sessions.values()
+            if session.group_id == group_id
+            for item in session.partitions
+        }
+
     def close_connection(self, connection_id: int) -> list[ShareSession]:
         """End the sessions the connection opened; they are returned."""
         ended = [s for s in self._sessions.values() if s.connection_id == connection_id]

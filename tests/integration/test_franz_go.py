@@ -6,7 +6,8 @@ topics with replication factor 3, produce idempotently (snappy, gzip), consume d
 in classic and KIP-848 consumer groups with every balancer (static membership too, and
 regular expressions the broker resolves), commit, pause, add
 partitions, purge, and delete what they made; chains of transactional consume-transform-produce
-groups (TestTxnEtl) must hand on every record exactly once; SCRAM and OAUTHBEARER logins run
+groups (TestTxnEtl) must hand on every record exactly once; share groups (KIP-932) consume,
+acknowledge on close and reset their offsets; SCRAM and OAUTHBEARER logins run
 against a SASL listener of another broker. The whole binary runs,
 its unit tests included, in the package's directory as `go test` would run it; only the
 tests of features that a still-open issue builds are left out (``EXCLUDED``)."""
@@ -47,17 +48,8 @@ UNSECURED_VALIDATOR = (
 OAUTHBEARER_LOGIN = "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required;"
 
 # kgo tests of features that a still-open issue builds, by full test name (subtests after
-# "/"), each with the reason.
-SHARE_GROUPS = (
-    "share groups (KIP-932: ShareFetch, ShareAcknowledge) are built by a still-open issue"
-)
-EXCLUDED: dict[str, str] = {
-    "TestShareGroup": SHARE_GROUPS,
-    "TestShareGroupETL": SHARE_GROUPS,
-    "TestShareGroupAckOnClose": SHARE_GROUPS,
-    "TestShareGroupOffsetsAdmin": SHARE_GROUPS,
-    "TestConsumeRegexShareSkipsInternal": SHARE_GROUPS,
-}
+# "/"), each with the reason (none now).
+EXCLUDED: dict[str, str] = {}
 
 # The ETL tests' KIP-848 subtests (consumer groups on ConsumerGroupHeartbeat)
 KIP_848_ETL = tuple(
@@ -103,6 +95,11 @@ BROKER_TESTS = (
     "TestGroupETL/cooperative-sticky",
     "TestGroupETL/cooperative-sticky/static",
     "TestTxnEtl",
+    "TestShareGroup",
+    "TestShareGroupETL",
+    "TestShareGroupAckOnClose",
+    "TestShareGroupOffsetsAdmin",
+    "TestConsumeRegexShareSkipsInternal",
     "TestSCRAMAuth",
     "TestSCRAMAuthBadCredentials",
     "TestOAuthAuth",

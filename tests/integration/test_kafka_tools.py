@@ -141,8 +141,12 @@ def test_kafka_features_describes_the_finalized_features(broker: Broker) -> None
     described = kafka_tool("kafka-features", *server(broker), "describe")
 
     assert [line.split() for line in described.strip().splitlines()] == [
+        ["Feature:", "group.version", "SupportedMinVersion:", "0",
+         "SupportedMaxVersion:", "1", "FinalizedVersionLevel:", "1", "Epoch:", "0"],
         ["Feature:", "metadata.version", "SupportedMinVersion:", "3.3-IV3",
          "SupportedMaxVersion:", "4.0-IV3", "FinalizedVersionLevel:", "4.0-IV3", "Epoch:", "0"],
+        ["Feature:", "share.version", "SupportedMinVersion:", "0",
+         "SupportedMaxVersion:", "1", "FinalizedVersionLevel:", "1", "Epoch:", "0"],
         ["Feature:", "transaction.version", "SupportedMinVersion:", "0",
          "SupportedMaxVersion:", "2", "FinalizedVersionLevel:", "2", "Epoch:", "0"],
     ]  # fmt: skip

@@ -4,10 +4,12 @@
 Records of one partition are shared among consumers, each handed to one consumer at a
 time; a killed consumer's records come back once their lock expires; rejected records and
 records released ``group.share.delivery.count.limit`` times are not delivered again; and
-the share-partitions' state survives a broker restart and a leader failover."""
+the share-partitions' state survives a broker restart and a leader failover. Kafka's
+``kafka-share-groups`` describes, resets and deletes share groups."""
 
 from __future__ import annotations
 
+import glob
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,8 +17,10 @@ from pathlib import Path
 import pytest
 from broker_process import Broker, BrokerFactory, unique_name
 from cluster_harness import ClusterFactory
+from confluent_kafka import TopicCollection
 from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
 from group_members import wait_until
+from kafka_tools import kafka_tool, run_kafka_tool
 from share_consumer import JAVA, LIBRDKAFKA
 from share_members import (
     DELIVERY_LIMIT,
@@ -29,6 +33,10 @@ from share_members import (
     start_at_earliest,
     started_share_members,
 )
+
+from odradek.broker.group.group_partition import OFFSETS_TOPIC, partition_for_group
+from odradek.broker.share.share_coordinator import partition_for_share_key
+from odradek.broker.share.share_state import SHARE_STATE_TOPIC
 
 pytestmark = pytest.mark.slow
 WAIT_S = 60.0
@@ -44,10 +52,10 @@ def share_broker(module_broker_factory: BrokerFactory) -> Broker:
     return module_broker_factory(SHARE_SETTINGS)
 
 
-def one_partition_topic(bootstrap: str, replication: int = 1) -> str:
+def new_topic(bootstrap: str, partitions: int = 1) -> str:
     name = unique_name("shared")
     admin = AdminClient({"bootstrap.servers": bootstrap})
-    admin.create_topics([NewTopic(name, 1, replication)])[name].result(15)
+    admin.create_topics([NewTopic(name, partitions, 1)])[name].result(15)
     return name
 
 
@@ -56,7 +64,7 @@ def test_four_consumers_share_the_records_of_one_partition(
     share_broker: Broker, share_spawn: ShareMemberFactory, client: str
 ) -> None:
     bootstrap = share_broker.bootstrap
-    topic, group = one_partition_topic(bootstrap), unique_name("share")
+    topic, group = new_topic(bootstrap), unique_name("share")
     start_at_earliest(bootstrap, group)
     members = [share_spawn(client, bootstrap, topic, group) for _ in range(4)]
     wait_until(
@@ -93,7 +101,7 @@ def test_a_killed_consumers_records_go_to_another_consumer(
 ) -> None:
     """Its connection closes with it, which ends its share session: its records are
     released at once, counting one delivery."""
-    topic, group = one_partition_topic(share_broker.bootstrap), unique_name("share")
+    topic, group = new_topic(share_broker.bootstrap), unique_name("share")
     holder, held, sent = held_records(share_broker, share_spawn, topic, group)
     holder.kill()
     other = share_spawn(LIBRDKAFKA, share_broker.bootstrap, topic, group)
@@ -107,7 +115,7 @@ def test_a_hung_consumers_records_come_back_after_their_lock_expires(
 ) -> None:
     """A consumer stopped dead (SIGSTOP) keeps its connection: only the acquisition lock
     (``group.share.record.lock.duration.ms``) frees its records."""
-    topic, group = one_partition_topic(share_broker.bootstrap), unique_name("share")
+    topic, group = new_topic(share_broker.bootstrap), unique_name("share")
     holder, held, sent = held_records(share_broker, share_spawn, topic, group)
     acquired_at = time.monotonic()
     holder.pause()
@@ -123,7 +131,7 @@ def test_rejected_records_and_those_released_too_often_are_not_delivered_again(
     share_broker: Broker, share_spawn: ShareMemberFactory
 ) -> None:
     bootstrap = share_broker.bootstrap
-    topic, group = one_partition_topic(bootstrap), unique_name("share")
+    topic, group = new_topic(bootstrap), unique_name("share")
     start_at_earliest(bootstrap, group)
     options = ("--reject", "poison", "--release", "flaky")
     members = [share_spawn(LIBRDKAFKA, bootstrap, topic, group, *options) for _ in range(2)]
@@ -152,7 +160,7 @@ def test_acknowledged_records_stay_done_across_a_broker_crash(
 ) -> None:
     broker = broker_factory(SHARE_SETTINGS)
     bootstrap = broker.bootstrap
-    topic, group = one_partition_topic(bootstrap), unique_name("share")
+    topic, group = new_topic(bootstrap), unique_name("share")
     start_at_earliest(bootstrap, group)
     first_half = produce_one_by_one(bootstrap, topic, (f"a-{i}" for i in range(20)))
     first = share_spawn(LIBRDKAFKA, bootstrap, topic, group)
@@ -187,3 +195,87 @@ def test_share_state_survives_the_partition_leader_failing(
     )
     counts = delivered([consumer])
     assert all(counts[value] == 1 for value in before), counts
+
+
+def test_kafka_share_groups_describes_resets_and_deletes_a_share_group(
+    share_broker: Broker, share_spawn: ShareMemberFactory
+) -> None:
+    bootstrap = share_broker.bootstrap
+    topic, group = new_topic(bootstrap, partitions=2), unique_name("share")
+    start_at_earliest(bootstrap, group)
+    sent = produce_one_by_one(bootstrap, topic, (f"t-{i}" for i in range(10)))
+    member = share_spawn(LIBRDKAFKA, bootstrap, topic, group)
+    wait_until(lambda: sorted(member.values()) == sorted(sent), "the records were consumed")
+
+    def tool(*arguments: str) -> str:
+        return kafka_tool("kafka-share-groups", "--bootstrap-server", bootstrap, *arguments)
+
+    assert group in tool("--list").split()
+    members = rows(tool("--describe", "--group", group, "--members"))
+    assert [(row[0], row[3], row[4], row[5]) for row in members] == [
+        (group, "librdkafka-0", "2", f"{topic}:0,1")
+    ]
+    assert [
+        (row[0], row[-2], row[-1]) for row in rows(tool("--describe", "--group", group, "--state"))
+    ] == [(group, "Stable", "1")]
+    wait_until(  # the last acknowledgements reach the share coordinator
+        lambda: sum(int(row[3]) for row in rows(tool("--describe", "--group", group))) == 10,
+        "the start offsets passed every record",
+    )
+    refused = run_kafka_tool(
+        "kafka-share-groups", "--bootstrap-server", bootstrap, "--reset-offsets",
+        "--group", group, "--topic", topic, "--to-earliest", "--execute",
+    )  # fmt: skip
+    assert "is not empty" in refused.stdout + refused.stderr
+    member.close()
+    reset = rows(
+        tool("--reset-offsets", "--group", group, "--topic", topic, "--to-earliest", "--execute")
+    )
+    assert sorted((row[2], row[3]) for row in reset) == [("0", "0"), ("1", "0")]
+    again = share_spawn(LIBRDKAFKA, bootstrap, topic, group)
+    wait_until(lambda: sorted(again.values()) == sorted(sent), "the records came again")
+    again.close()
+    assert "Successful" in tool("--delete-offsets", "--group", group, "--topic", topic)
+    assert "has no offset information" in tool("--describe", "--group", group)
+    assert "was successful" in tool("--delete", "--group", group)
+    assert group not in tool("--list").split()
+
+
+def test_kafka_dump_log_decodes_the_share_state_and_share_group_records(
+    share_broker: Broker, share_spawn: ShareMemberFactory
+) -> None:
+    bootstrap = share_broker.bootstrap
+    topic, group = new_topic(bootstrap), unique_name("share")
+    start_at_earliest(bootstrap, group)
+    sent = produce_one_by_one(bootstrap, topic, (f"d-{i}" for i in range(5)))
+    member = share_spawn(LIBRDKAFKA, bootstrap, topic, group)
+    wait_until(lambda: sorted(member.values()) == sorted(sent), "the records were consumed")
+    member.close()
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    described = admin.describe_topics(TopicCollection([topic]))[topic].result(15)
+    # Kafka's key: the topic id as Java's Uuid.toString (URL-safe base64; librdkafka's
+    # string is standard base64)
+    topic_id = str(described.topic_id).replace("+", "-").replace("/", "_")
+    key = f"{group}:{topic_id}:0"
+
+    def dumped(internal: str, partition: int, decoder: str) -> list[str]:
+        directory = Path(share_broker.data_dir) / f"{internal}-{partition}"
+        segments = sorted(glob.glob(str(directory / "*.log")))
+        printed = kafka_tool("kafka-dump-log", "--files", ",".join(segments), decoder)
+        return [line for line in printed.splitlines() if f'"groupId":"{group}"' in line]
+
+    states = dumped(
+        SHARE_STATE_TOPIC, partition_for_share_key(key, 50), "--share-group-state-decoder"
+    )
+    assert states and '"startOffset":5' in states[-1] and '"stateBatches":[]' in states[-1]
+    groups = dumped(OFFSETS_TOPIC, partition_for_group(group, 50), "--offsets-decoder")
+    kinds = {line.split('"type":"')[1].split('"')[0] for line in groups}
+    assert {"10", "11", "12", "13", "14", "15"} <= kinds, kinds
+    initialized = [line for line in groups if '"type":"15"' in line][-1]
+    assert f'"topicName":"{topic}"' in initialized and '"partitions":[0]' in initialized
+
+
+def rows(printed: str) -> list[list[str]]:
+    """The rows of a table Kafka's tools print, under their header line."""
+    lines = [line.split() for line in printed.strip().splitlines()]
+    return [line for line in lines[1:] if line]

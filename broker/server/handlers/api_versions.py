@@ -1,11 +1,10 @@
 """ApiVersions: the APIs and versions this broker speaks, and its feature levels (v3+).
 
-The features advertised are ``metadata.version``, finalized at Kafka 4.0's level, and
+The features advertised are ``metadata.version``, finalized at Kafka 4.0's level,
 ``transaction.version`` 2 (KIP-890: clients end each transaction with a bumped epoch and
-let partition leaders add partitions), as a Kafka 4.0 cluster finalizes them. Kafka
-advertises a feature only where its highest level is above 0; the levels above 0 of
-``group.version`` (KIP-848) and ``share.version`` (KIP-932) announce protocols Odradek does
-not serve yet.
+let partition leaders add partitions), ``group.version`` 1 (KIP-848's consumer group
+protocol) and ``share.version`` 1 (KIP-932's share groups), as a Kafka 4.2 cluster
+finalizes them.
 """
 
 from __future__ import annotations
@@ -18,9 +17,13 @@ from odradek.broker.server.context import BrokerContext
 
 METADATA_VERSION = "metadata.version"
 TRANSACTION_VERSION = "transaction.version"
+GROUP_VERSION = "group.version"
+SHARE_VERSION = "share.version"
 FEATURES = {  # name: (the lowest level supported, the finalized level)
     METADATA_VERSION: (7, 25),  # 3.3-IV3, the oldest Kafka 4.x supports; 4.0-IV3
     TRANSACTION_VERSION: (0, 2),
+    GROUP_VERSION: (0, 1),  # KIP-848: the consumer group protocol
+    SHARE_VERSION: (0, 1),  # KIP-932: share groups
 }
 
 

@@ -8,11 +8,11 @@ from typing import Any
 from odradek.broker.protocol.errors import ErrorCode, KafkaError
 from odradek.broker.protocol.framing import Request
 from odradek.broker.server.context import BrokerContext
-from odradek.broker.server.handlers.errors import error_of
 from odradek.broker.server.handlers.share_sessions import (
     acknowledge,
     acknowledgements,
     check_group,
+    failed,
     leader_of,
     release,
     session_for,
@@ -39,15 +39,7 @@ async def handle(context: BrokerContext, request: Request) -> dict[str, Any]:
         if body.share_session_epoch == CLOSE_EPOCH:
             release(context, session)
     except Exception as error:  # a request-level failure: the whole answer is this error
-        code, message = error_of(error)
-        return {
-            "throttle_time": 0,
-            "error_code": code,
-            "error_message": message,
-            "acquisition_lock_timeout": lock_ms,
-            "responses": [],
-            "node_endpoints": [],
-        }
+        return failed(error, lock_ms)
     topics: dict[Any, list[dict[str, Any]]] = {}
     for item, (code, message) in results.items():
         topics.setdefault(item[0], []).append(

@@ -24,6 +24,7 @@ from odradek.broker.server.handlers.share_sessions import (
     acknowledge,
     acknowledgements,
     check_group,
+    failed,
     leader_of,
     release,
     session_for,
@@ -62,15 +63,7 @@ async def handle(context: BrokerContext, request: Request) -> dict[str, Any]:
             wanted = {item: resolved[item] for item in session.partitions}
             fetched = await _fetch(context, request, wanted)
     except Exception as error:  # a request-level failure: the whole answer is this error
-        code, message = error_of(error)
-        return {
-            "throttle_time": 0,
-            "error_code": code,
-            "error_message": message,
-            "acquisition_lock_timeout": lock_ms,
-            "responses": [],
-            "node_endpoints": [],
-        }
+        return failed(error, lock_ms)
     every = body.share_session_epoch == OPEN_EPOCH
     return _response(context, request, resolved, fetched, ack_results, lock_ms, every)
 

@@ -129,3 +129,16 @@ def leader_of(context: BrokerContext, target: ShareTarget, code: ErrorCode) -> d
     if leader is None:
         return NO_LEADER
     return {"leader_id": leader.leader_id, "leader_epoch": leader.leader_epoch}
+
+
+def failed(error: Exception, lock_ms: int) -> dict[str, Any]:
+    """A request-level failure: the whole answer is its error."""
+    code, message = error_of(error)
+    return {
+        "throttle_time": 0,
+        "error_code": code,
+        "error_message": message,
+        "acquisition_lock_timeout": lock_ms,
+        "responses": [],
+        "node_endpoints": [],
+    }
