@@ -9,6 +9,7 @@ from collections.abc import Callable
 from odradek.broker.cluster.metadata_store import MetadataStore
 from odradek.broker.cluster.peer_pool import PeerPool
 from odradek.broker.cluster.replica_manager import ReplicaManager
+from odradek.broker.share.partition_ends import PartitionEnds
 from odradek.broker.share.share_config import ShareConfig
 from odradek.broker.share.share_coordinator import ShareCoordinator
 from odradek.broker.share.share_partition_manager import ShareGroupSettings, SharePartitionManager
@@ -31,6 +32,7 @@ class ShareBroker:
         self.persister = SharePersister(node_id, self.coordinator, peers)
         self.partitions = SharePartitionManager(config, replicas, self.persister, settings)
         self.sessions = ShareSessions(config.max_share_sessions)
+        self.partition_ends = PartitionEnds(node_id, store, replicas, peers)
         self.settings = settings
 
     def release(self, session: ShareSession) -> None:

@@ -51,7 +51,9 @@ class LogBatch:
 
     base_offset: int
     last_offset: int
-    is_control: bool
+    deliverable: bool = True
+    """False for a transaction marker, and for an aborted transaction's batch when the
+    group reads committed records only: its offsets are archived, never handed out."""
 
 
 class SharePartition:
@@ -139,13 +141,13 @@ class SharePartition:
     ) -> list[AcquiredRange]:
         """Hand out records never delivered, from the log's ``batches`` read at the end
         offset: whole batches until ``max_records`` is reached, or exactly ``max_records``
-        (``exact``, ShareFetch's record-limit mode). Transaction markers are archived."""
+        (``exact``, ShareFetch's record-limit mode). Batches not deliverable are archived."""
         acquired: list[tuple[int, int]] = []
         for batch in batches:
             first = max(batch.base_offset, self.end_offset)
             if first > batch.last_offset:
                 continue
-            if batch.is_control:
+            if not batch.deliverable:
                 for offset in range(first, batch.last_offset + 1):
                     self._records[offset] = _InFlight(DeliveryState.ARCHIVED, 0)
                 self.end_offset = batch.last_offset + 1

@@ -23,7 +23,7 @@ from odradek.broker.cluster.background_tasks import BackgroundTasks
 from odradek.broker.cluster.partition import Partition, PartitionKey
 from odradek.broker.cluster.replica_manager import ReplicaManager
 from odradek.broker.config.share_auto_offset_reset import ResetStrategy, ShareAutoOffsetReset
-from odradek.broker.protocol.records import iter_batches
+from odradek.broker.protocol.records import BatchHeader, iter_batches
 from odradek.broker.share.share_config import ShareConfig
 from odradek.broker.share.share_partition import AcquiredRange, LogBatch, SharePartition
 from odradek.broker.share.share_persister import SharePersister
@@ -139,22 +139,19 @@ class SharePartitionManager:
                 read_committed=hosted.settings.read_committed,
             )
             data = b"".join(region.read() for region in result.regions)
-            headers = list(iter_batches(data))
-            fresh = share.acquire_new(
-                member_id,
-                [LogBatch(h.base_offset, h.last_offset, h.is_control) for h in headers],
-                room,
-                deadline,
-                exact,
-            )
+            batches = {
+                h: LogBatch(h.base_offset, h.last_offset, not h.is_control)
+                for h in iter_batches(data)
+            }
+            if hosted.settings.read_committed and batches:
+                _skip_aborted(partition, batches, share.end_offset, result.next_offset)
+            fresh = share.acquire_new(member_id, list(batches.values()), room, deadline, exact)
             if fresh:
-                last = fresh[-1].last_offset
+                first, last = fresh[0].first_offset, fresh[-1].last_offset
                 chunks.extend(
                     data[h.position : h.position + h.size]
-                    for h in headers
-                    if not h.is_control
-                    and h.base_offset <= last
-                    and h.last_offset >= fresh[0].first_offset
+                    for h, batch in batches.items()
+                    if batch.deliverable and h.base_offset <= last and h.last_offset >= first
                 )
                 ranges += fresh
         if ranges:
@@ -304,6 +301,20 @@ def _start_offset(partition: Partition, settings: ShareGroupSettings) -> int:
         if found.offset >= 0:
             return found.offset
     return partition.high_watermark
+
+
+def _skip_aborted(
+    partition: Partition, batches: dict[BatchHeader, LogBatch], start: int, end: int
+) -> None:
+    """Mark the batches of aborted transactions as not deliverable (read_committed)."""
+    aborted = partition.aborted_transactions(start, end)
+    for header, batch in batches.items():
+        if header.is_transactional and any(
+            txn.producer_id == header.producer_id
+            and txn.first_offset <= header.base_offset <= txn.last_offset
+            for txn in aborted
+        ):
+            batches[header] = LogBatch(batch.base_offset, batch.last_offset, deliverable=False)
 
 
 def _size(acquired: AcquiredRange) -> int:

@@ -64,6 +64,19 @@ class ShareState:
     create_timestamp: int = -1
     snapshot_epoch: int = 0
 
+    @property
+    def delivery_complete_count(self) -> int:
+        """Records at or above the start offset that are done with (KIP-1226)."""
+        return sum(
+            batch.last_offset - batch.first_offset + 1
+            for batch in self.batches
+            if batch.delivery_state in (DeliveryState.ACKNOWLEDGED, DeliveryState.ARCHIVED)
+        )
+
+    def lag(self, high_watermark: int) -> int:
+        """Records below ``high_watermark`` still to be delivered or acknowledged."""
+        return max(high_watermark - self.start_offset - self.delivery_complete_count, 0)
+
 
 def kafka_uuid(value: uuid.UUID) -> str:
     """Kafka's ``Uuid.toString``: URL-safe base64 without padding."""
@@ -93,12 +106,8 @@ def encode_snapshot(state: ShareState, write_timestamp: int) -> bytes:
     for batch in state.batches:
         writer.i64(batch.first_offset).i64(batch.last_offset)
         writer.i8(batch.delivery_state).i16(batch.delivery_count).tagged({})
-    complete = sum(
-        batch.last_offset - batch.first_offset + 1
-        for batch in state.batches
-        if batch.delivery_state in (DeliveryState.ACKNOWLEDGED, DeliveryState.ARCHIVED)
-    )
-    return writer.tagged({_DELIVERY_COMPLETE_TAG: FieldWriter().i32(complete).done()}).done()
+    complete = FieldWriter().i32(state.delivery_complete_count).done()
+    return writer.tagged({_DELIVERY_COMPLETE_TAG: complete}).done()
 
 
 def decode_snapshot(data: bytes) -> ShareState:

@@ -117,23 +117,22 @@ def started_share_members(tmp_path: Path) -> Iterator[ShareMemberFactory]:
         member.dispose()
 
 
-def start_at_earliest(bootstrap: str, group: str) -> None:
-    """The group's ``share.auto.offset.reset=earliest`` (a group config, as Kafka's tools
-    set it), so records produced before its consumers fetch are delivered too."""
+def set_group_configs(bootstrap: str, group: str, configs: dict[str, str]) -> None:
+    """Set group configs as Kafka's tools do (IncrementalAlterConfigs on the group)."""
     admin = AdminClient({"bootstrap.servers": bootstrap})
-    resource = ConfigResource(
-        ResourceType.GROUP,
-        group,
-        incremental_configs=[
-            ConfigEntry(
-                "share.auto.offset.reset",
-                "earliest",
-                incremental_operation=AlterConfigOpType.SET,
-            )
-        ],
-    )
+    entries = [
+        ConfigEntry(name, value, incremental_operation=AlterConfigOpType.SET)
+        for name, value in configs.items()
+    ]
+    resource = ConfigResource(ResourceType.GROUP, group, incremental_configs=entries)
     for future in admin.incremental_alter_configs([resource]).values():
         future.result(15)
+
+
+def start_at_earliest(bootstrap: str, group: str) -> None:
+    """The group's ``share.auto.offset.reset=earliest``, so records produced before its
+    consumers fetch are delivered too."""
+    set_group_configs(bootstrap, group, {"share.auto.offset.reset": "earliest"})
 
 
 def produce_one_by_one(

@@ -14,6 +14,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import confluent_kafka
 import pytest
 from broker_process import Broker, BrokerFactory, unique_name
 from cluster_harness import ClusterFactory
@@ -30,6 +31,7 @@ from share_members import (
     ShareMemberFactory,
     delivered,
     produce_one_by_one,
+    set_group_configs,
     start_at_earliest,
     started_share_members,
 )
@@ -127,6 +129,31 @@ def test_a_hung_consumers_records_come_back_after_their_lock_expires(
     wait_until(lambda: set(other.values()) == set(sent), "the rest was delivered too")
 
 
+def test_java_consumers_lose_nothing_when_one_of_them_is_killed(
+    share_broker: Broker, share_spawn: ShareMemberFactory
+) -> None:
+    """The Java KafkaShareConsumer: what a killed member held goes to the others."""
+    bootstrap = share_broker.bootstrap
+    topic, group = new_topic(bootstrap), unique_name("share")
+    start_at_earliest(bootstrap, group)
+    victim, survivor = (share_spawn(JAVA, bootstrap, topic, group) for _ in range(2))
+    wait_until(
+        lambda: share_broker.metric("odradek_share_group_members", group=group) == 2,
+        "both members joined",
+        WAIT_S,
+    )
+    first = produce_one_by_one(bootstrap, topic, (f"k-{i}" for i in range(100)), pace_s=0.005)
+    wait_until(lambda: len(victim.values()) >= 10, "the victim got records", WAIT_S)
+    victim.kill()
+    rest = produce_one_by_one(bootstrap, topic, (f"k-{i}" for i in range(100, 200)))
+    sent = set(first + rest)
+    wait_until(
+        lambda: sent <= set(delivered([victim, survivor])), "every record was delivered", WAIT_S
+    )
+    twice = {value for value, count in delivered([victim, survivor]).items() if count > 1}
+    assert twice <= set(victim.values())  # only what the killed member held came again
+
+
 def test_rejected_records_and_those_released_too_often_are_not_delivered_again(
     share_broker: Broker, share_spawn: ShareMemberFactory
 ) -> None:
@@ -153,6 +180,35 @@ def test_rejected_records_and_those_released_too_often_are_not_delivered_again(
     }
     flaky = sorted(c for m in members for _, _, v, c in m.deliveries() if v == "flaky-0")
     assert flaky == [1, 2, 3]
+
+
+def test_a_read_committed_share_group_never_gets_aborted_records(
+    share_broker: Broker, share_spawn: ShareMemberFactory
+) -> None:
+    bootstrap = share_broker.bootstrap
+    topic, group = new_topic(bootstrap), unique_name("share")
+    set_group_configs(
+        bootstrap,
+        group,
+        {"share.auto.offset.reset": "earliest", "share.isolation.level": "read_committed"},
+    )
+    producer = confluent_kafka.Producer(
+        {"bootstrap.servers": bootstrap, "transactional.id": unique_name("txn")}
+    )
+    producer.init_transactions(15)
+    for outcome in ("committed", "aborted", "committed-again"):
+        producer.begin_transaction()
+        for index in range(5):
+            producer.produce(topic, value=f"{outcome}-{index}".encode())
+        if outcome == "aborted":
+            producer.abort_transaction(15)
+        else:
+            producer.commit_transaction(15)
+    member = share_spawn(LIBRDKAFKA, bootstrap, topic, group)
+    wanted = {f"{outcome}-{i}" for outcome in ("committed", "committed-again") for i in range(5)}
+    wait_until(lambda: wanted <= set(member.values()), "the committed records came", WAIT_S)
+    time.sleep(1)
+    assert sorted(member.values()) == sorted(wanted)
 
 
 def test_acknowledged_records_stay_done_across_a_broker_crash(
@@ -222,6 +278,7 @@ def test_kafka_share_groups_describes_resets_and_deletes_a_share_group(
         lambda: sum(int(row[3]) for row in rows(tool("--describe", "--group", group))) == 10,
         "the start offsets passed every record",
     )
+    assert [row[4] for row in rows(tool("--describe", "--group", group))] == ["0", "0"]  # lag
     refused = run_kafka_tool(
         "kafka-share-groups", "--bootstrap-server", bootstrap, "--reset-offsets",
         "--group", group, "--topic", topic, "--to-earliest", "--execute",
@@ -232,6 +289,8 @@ def test_kafka_share_groups_describes_resets_and_deletes_a_share_group(
         tool("--reset-offsets", "--group", group, "--topic", topic, "--to-earliest", "--execute")
     )
     assert sorted((row[2], row[3]) for row in reset) == [("0", "0"), ("1", "0")]
+    described = rows(tool("--describe", "--group", group))
+    assert sum(int(row[4]) for row in described) == 10  # every record is to come again
     again = share_spawn(LIBRDKAFKA, bootstrap, topic, group)
     wait_until(lambda: sorted(again.values()) == sorted(sent), "the records came again")
     again.close()

@@ -106,7 +106,7 @@ API_HANDLERS: dict[int, ApiHandler] = {
     ApiKey.INITIALIZE_SHARE_GROUP_STATE: ApiHandler(initialize_share_group_state.handle, 0, 0),
     ApiKey.READ_SHARE_GROUP_STATE: ApiHandler(read_share_group_state.handle, 0, 0),
     ApiKey.DELETE_SHARE_GROUP_STATE: ApiHandler(delete_share_group_state.handle, 0, 0),
-    ApiKey.DESCRIBE_SHARE_GROUP_OFFSETS: ApiHandler(describe_share_group_offsets.handle, 0, 0),
+    ApiKey.DESCRIBE_SHARE_GROUP_OFFSETS: ApiHandler(describe_share_group_offsets.handle, 0, 1),
     ApiKey.ALTER_SHARE_GROUP_OFFSETS: ApiHandler(alter_share_group_offsets.handle, 0, 0),
     ApiKey.DELETE_SHARE_GROUP_OFFSETS: ApiHandler(delete_share_group_offsets.handle, 0, 0),
     ApiKey.WRITE_SHARE_GROUP_STATE: ApiHandler(write_share_group_state.handle, 0, 0),

@@ -1,6 +1,8 @@
-"""DescribeShareGroupOffsets v0: each share-partition's start offset (every record below
-it is done with) and leader epoch, from the share coordinator. With no topics named, every
-share-partition of the group; a partition whose state was never written answers -1."""
+"""DescribeShareGroupOffsets v0-1: each share-partition's start offset (every record below
+it is done with) and leader epoch, from the share coordinator, and (v1, KIP-1226) its lag:
+the records below the high watermark still to be delivered or acknowledged. With no topics
+named, every share-partition of the group; a partition whose state was never written
+answers -1."""
 
 from __future__ import annotations
 
@@ -15,7 +17,7 @@ from odradek.broker.server.handlers.errors import awaited_answer_or_error
 from odradek.broker.server.handlers.share_group_offsets import readable_topics, topic_id_of
 from odradek.broker.share.share_state import SharePartitionKey
 
-UNKNOWN = {"start_offset": -1, "leader_epoch": -1}
+UNKNOWN = {"start_offset": -1, "leader_epoch": -1, "lag": -1}
 
 
 async def handle(context: BrokerContext, request: Request) -> dict[str, Any]:
@@ -44,9 +46,12 @@ async def handle(context: BrokerContext, request: Request) -> dict[str, Any]:
                         state = await context.shares.persister.read(key, -1)
                         if state is None:
                             return UNKNOWN
+                        ends = context.shares.partition_ends
+                        end = await ends.high_watermark(name, key.partition)
                         return {
                             "start_offset": state.start_offset,
                             "leader_epoch": state.leader_epoch,
+                            "lag": -1 if end is None else state.lag(end),
                         }
 
                     result = await awaited_answer_or_error(offsets, UNKNOWN, "error_message")

@@ -33,7 +33,7 @@ def share(start: int = 0, limit: int = 3, locks: int = 100) -> SharePartition:
 
 
 def batches(*ranges: tuple[int, int]) -> list[LogBatch]:
-    return [LogBatch(first, last, False) for first, last in ranges]
+    return [LogBatch(first, last) for first, last in ranges]
 
 
 def test_new_records_go_out_whole_batches_once_and_accepting_them_moves_the_start() -> None:
@@ -116,7 +116,7 @@ def test_a_member_leaving_releases_only_its_records() -> None:
 
 def test_transaction_markers_and_gaps_are_archived() -> None:
     partition = share()
-    got = partition.acquire_new("a", [LogBatch(0, 1, False), LogBatch(2, 2, True)], 10, 10)
+    got = partition.acquire_new("a", [LogBatch(0, 1), LogBatch(2, 2, deliverable=False)], 10, 10)
     assert got == [AcquiredRange(0, 1, 1)]
     assert partition.end_offset == 3
     partition.acknowledge("a", 0, 1, [ACCEPT, GAP], 0)
@@ -158,3 +158,12 @@ def test_records_the_log_dropped_are_skipped() -> None:
     assert partition.start_offset == 3
     partition.acknowledge("a", 3, 4, [ACCEPT], 0)
     assert partition.start_offset == 5
+
+
+def test_the_lag_counts_what_is_neither_delivered_nor_done_with() -> None:
+    partition = share(start=0)
+    partition.acquire_new("a", batches((0, 3)), 10, 10)
+    partition.acknowledge("a", 1, 2, [ACCEPT, REJECT], 0)
+    state = partition.state(leader_epoch=0)
+    assert state.delivery_complete_count == 2
+    assert state.lag(high_watermark=10) == 8  # offsets 0 and 3 in flight, 4-9 undelivered
