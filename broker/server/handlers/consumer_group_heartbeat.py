@@ -6,7 +6,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from odradek.broker.group.consumer_heartbeat import HeartbeatRequest
+from odradek.broker.group.consumer_heartbeat import HeartbeatRequest, HeartbeatResult
+from odradek.broker.group.share_heartbeat import ShareHeartbeatResult
 from odradek.broker.protocol.framing import Request
 from odradek.broker.security.acl_model import AclOperation, ResourceType
 from odradek.broker.server.context import BrokerContext
@@ -41,19 +42,25 @@ async def handle(context: BrokerContext, request: Request) -> dict[str, Any]:
             ),
             request.header.api_version,
         )
-        return {
-            "member_id": result.member_id,
-            "member_epoch": result.member_epoch,
-            "heartbeat_interval": result.heartbeat_interval_ms,
-            "assignment": None
-            if result.assignment is None
-            else {"topic_partitions": topic_partitions(result.assignment)},
-        }
+        return heartbeat_answer(result)
 
     return {"throttle_time": 0, **await awaited_answer_or_error(answer, FAILED, "error_message")}
 
 
-def topic_partitions(assignment: Mapping[Any, frozenset[int]]) -> list[dict[str, Any]]:
+def heartbeat_answer(result: HeartbeatResult | ShareHeartbeatResult) -> dict[str, Any]:
+    """The answer of a consumer or share group heartbeat: the member's id, epoch, heartbeat
+    interval and, when it changed, its assignment."""
+    return {
+        "member_id": result.member_id,
+        "member_epoch": result.member_epoch,
+        "heartbeat_interval": result.heartbeat_interval_ms,
+        "assignment": None
+        if result.assignment is None
+        else {"topic_partitions": _topic_partitions(result.assignment)},
+    }
+
+
+def _topic_partitions(assignment: Mapping[Any, frozenset[int]]) -> list[dict[str, Any]]:
     return [
         {"topic_id": topic_id, "partitions": sorted(partitions)}
         for topic_id, partitions in assignment.items()

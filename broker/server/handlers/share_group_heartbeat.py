@@ -10,7 +10,7 @@ from odradek.broker.protocol.errors import ErrorCode, KafkaError
 from odradek.broker.protocol.framing import Request
 from odradek.broker.security.acl_model import AclOperation, ResourceType
 from odradek.broker.server.context import BrokerContext
-from odradek.broker.server.handlers.consumer_group_heartbeat import topic_partitions
+from odradek.broker.server.handlers.consumer_group_heartbeat import heartbeat_answer
 from odradek.broker.server.handlers.errors import awaited_answer_or_error
 
 FAILED = {"member_id": None, "member_epoch": 0, "heartbeat_interval": 0, "assignment": None}
@@ -41,13 +41,6 @@ async def handle(context: BrokerContext, request: Request) -> dict[str, Any]:
                 subscribed_topic_names=names,
             ),
         )
-        return {
-            "member_id": result.member_id,
-            "member_epoch": result.member_epoch,
-            "heartbeat_interval": result.heartbeat_interval_ms,
-            "assignment": None
-            if result.assignment is None
-            else {"topic_partitions": topic_partitions(result.assignment)},
-        }
+        return heartbeat_answer(result)
 
     return {"throttle_time": 0, **await awaited_answer_or_error(answer, FAILED, "error_message")}
