@@ -42,9 +42,11 @@ fi
 # (images/build.sh; scripts/docker-engine.sh starts dockerd when none answers).
 # containerd, the CNI plugins, catatonit (the pause image) and conntrack (kube-proxy):
 # the real nodes of tests/e2e/test_real_pods*.py (tests/e2e/real_node.py); prometheus
-# scrapes their broker pods and evaluates the chart's alert rules.
+# scrapes their broker pods and evaluates the chart's alert rules. iptables cuts an etcd
+# member off in tests/integration/test_etcd_faults.py; faketime steps a broker's wall
+# clock in tests/integration/test_clock_faults.py.
 debian_packages=(kcat etcd-server docker.io mmdebstrap containerd containernetworking-plugins
-  catatonit conntrack prometheus)
+  catatonit conntrack prometheus iptables faketime)
 missing=()
 for package in "${debian_packages[@]}"; do
   dpkg -s "${package}" >/dev/null 2>&1 || missing+=("${package}")
@@ -62,6 +64,7 @@ fi
 say "Apache Kafka's jars in $(python3 bench/kafka_dist.py)"
 say "Apicurio Registry (tests/integration/test_schema_registry.py) in $(bash scripts/fetch-apicurio-registry.sh)"
 say "franz-go's kgo test binary (built once, cached): $(bash scripts/fetch-franz-go-tests.sh)"
+say "etcd with the lease fix the etcd fault test needs (built once, cached): $(bash scripts/fetch-etcd.sh)"
 
 # helm renders and lints the chart in the tests; built from the Go module proxy once.
 HELM_VERSION=v3.16.2

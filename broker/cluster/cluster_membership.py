@@ -13,7 +13,8 @@ from odradek.broker.cluster.etcd_client import EtcdClient, EtcdError
 from odradek.broker.cluster.etcd_store import EtcdMetadataStore
 from odradek.broker.cluster.etcd_tls import etcd_tls
 from odradek.broker.cluster.leader_election import NO_LEADER
-from odradek.broker.cluster.metadata_image import BrokerRegistration
+from odradek.broker.cluster.metadata_image import BrokerRegistration, PartitionState
+from odradek.broker.cluster.partition import Partition
 from odradek.broker.cluster.peer_security import inter_broker_security
 from odradek.broker.cluster.replica_fetcher import FetcherSettings, ReplicaFetcherManager
 from odradek.broker.cluster.replica_manager import ReplicaManager
@@ -74,6 +75,7 @@ class ClusterMembership:
         self._tasks: list[asyncio.Task[None]] = []
         # The effective (dynamic) configuration, once the broker can resolve it.
         self.effective_config: Callable[[], BrokerConfig] = lambda: config
+        self._offline_replicas_changed = asyncio.Event()
         self.isr_shrinks = 0
         self.isr_expands = 0
 
@@ -87,10 +89,15 @@ class ClusterMembership:
         self.store.subscribe(lambda old, new: self._update_fencing())
         self._update_fencing()  # the first image may already hold the controller's answer
         self._replicas.on_follow_change(self.fetchers.update)
+        loop = asyncio.get_running_loop()
+        self._replicas.on_log_dir_failure(
+            lambda _: loop.call_soon_threadsafe(self._offline_replicas_changed.set)
+        )
         self._tasks = [
             asyncio.create_task(self.controller.run(), name="controller"),
             asyncio.create_task(self._maintain_isr(), name="isr-upkeep"),
             asyncio.create_task(self._watch_session(), name="etcd-session"),
+            asyncio.create_task(self._announce_offline_replicas(), name="offline-replicas"),
         ]
 
     async def controlled_shutdown(self) -> None:
@@ -135,21 +142,57 @@ class ClusterMembership:
         lag_s = self._config.get_int("replica.lag.time.max.ms") / 1000
         while True:
             await asyncio.sleep(ISR_CHECK_INTERVAL_S)
-            leaving = {b for b, going in self.store.live_brokers().items() if going}
+            image = self.store.image
+            brokers = self.store.live_brokers()
+            barred = {b for b, going in brokers.items() if going} | image.fenced_brokers()
+            offline = image.offline_holders()
             for partition in self._replicas:
-                proposed = partition.proposed_isr(lag_s, leaving)
-                if proposed is None:
-                    continue
-                current = partition.state
+                key = partition.key
+                unregistered = set(partition.state.replicas) - set(brokers)
+                lost = offline.get((key.topic, key.partition), frozenset())
                 with contextlib.suppress(EtcdError):
-                    if await self.store.update_partition(partition.key.topic, current, proposed):
-                        if len(proposed.isr) < len(current.isr):
-                            self.isr_shrinks += 1
-                        else:
-                            self.isr_expands += 1
-                        log.info(
-                            "%s: isr %s -> %s", partition.key, list(current.isr), list(proposed.isr)
-                        )
+                    await self._update_isr(partition, partition.proposed_isr(
+                        lag_s, barred | unregistered | lost
+                    ))  # fmt: skip
+
+    async def _update_isr(self, partition: Partition, proposed: PartitionState | None) -> None:
+        """Write ``proposed``; with nothing to write, settle an expansion whose write's
+        answer was lost (etcd unreachable) once etcd says it did not happen."""
+        if proposed is None:
+            if partition.joining and await self.store.partition_unchanged(
+                partition.key.topic, partition.key.partition
+            ):
+                partition.expansion_not_written()
+            return
+        current = partition.state
+        partition.expanding(proposed)
+        if await self.store.update_partition(partition.key.topic, current, proposed):
+            if len(proposed.isr) < len(current.isr):
+                self.isr_shrinks += 1
+            else:
+                self.isr_expands += 1
+            log.info("%s: isr %s -> %s", partition.key, list(current.isr), list(proposed.isr))
+
+    async def _announce_offline_replicas(self) -> None:
+        """Name this broker's replicas in offline log dirs in its registration, so that the
+        controller moves their leadership and ISR places away (Kafka's broker reports its
+        offline log dirs to the controller likewise)."""
+        while True:
+            await self._offline_replicas_changed.wait()
+            self._offline_replicas_changed.clear()
+            replicas = [(key.topic, key.partition) for key in self._replicas.offline_replicas()]
+            while True:
+                try:
+                    await self.store.announce_offline_replicas(replicas)
+                    log.warning(
+                        "broker %d: %d replicas in offline log dirs handed to other brokers",
+                        self._node_id,
+                        len(replicas),
+                    )
+                    break
+                except EtcdError as error:
+                    log.warning("cannot announce the offline replicas yet: %s", error)
+                    await asyncio.sleep(1)
 
     def is_ready(self) -> bool:
         """Unfenced by the controller, and in the ISR of every partition it follows that

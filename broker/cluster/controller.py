@@ -11,7 +11,8 @@ A broker registration starts fenced, like a restarted broker in Kafka: it may
 follow but not lead or count as in sync. The controller first takes away
 whatever the broker's earlier registration led or was in sync for (its disk may
 be empty now, or behind), then unfences it; leaders add it back to their ISRs
-once it has caught up.
+once it has caught up. A registration that continues the same process run after etcd
+ended its session is unfenced at once (``registration_history``).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from odradek.broker.cluster.leader_election import (
 )
 from odradek.broker.cluster.metadata_image import MetadataImage
 from odradek.broker.cluster.reassignment import plan_reassignment_completions
+from odradek.broker.cluster.registration_history import RegistrationHistory
 
 log = logging.getLogger(__name__)
 # etcd refuses transactions of more than 128 operations (--max-txn-ops).
@@ -52,6 +54,7 @@ class Controller:
         self._revision: int | None = None
         self._changed = asyncio.Event()
         self._last_rebalance = 0.0
+        self._history = RegistrationHistory()
         store.subscribe(self._on_change)
 
     @property
@@ -89,21 +92,23 @@ class Controller:
             return  # the key names us but from an earlier session; it expires with it
         brokers = self._store.live_brokers()
         fenced = image.fenced_brokers()
-        live = set(brokers) - fenced
+        continuing = self._history.continuing(image, fenced)
+        live = (set(brokers) - fenced) | continuing | self._history.awaited()
         shutting_down = {broker for broker, leaving in brokers.items() if leaving}
         await self._write(plan_elections(image, live, shutting_down, self._unclean_allowed))
-        await self._unfence(fenced)
+        await self._unfence(fenced, continuing)
         await self._write(plan_reassignment_completions(self._store.image, live))
         if self._rebalance_due():
             await self._write(plan_preferred_leaders(self._store.image, live))
 
-    async def _unfence(self, fenced: set[int]) -> None:
-        """Unfence each broker once the image shows its earlier leaderships taken away."""
+    async def _unfence(self, fenced: set[int], continuing: set[int]) -> None:
+        """Unfence each broker once the image shows its earlier leaderships taken away, or
+        at once when its registration continues a run (``RegistrationHistory``)."""
         image = self._store.image
         for broker in sorted(fenced):
             if (
                 self._revision is not None
-                and not holds_partitions(image, broker)
+                and (broker in continuing or not holds_partitions(image, broker))
                 and await self._store.unfence_as_controller(self._revision, broker)
             ):
                 log.info(
@@ -134,4 +139,5 @@ class Controller:
                 )  # fmt: skip
 
     def _on_change(self, old: MetadataImage, new: MetadataImage) -> None:
+        self._history.observe(old, new)
         self._changed.set()

@@ -22,6 +22,9 @@ from typing import Any
 import aiohttp
 
 log = logging.getLogger(__name__)
+# gRPC codes of a member that cannot serve now (no leader, no quorum in time), whose
+# request another member may serve: DEADLINE_EXCEEDED, UNAVAILABLE.
+MEMBER_UNAVAILABLE = frozenset({4, 14})
 
 
 class EtcdError(Exception):
@@ -144,19 +147,51 @@ class EtcdClient:
         reply = await self._call("/v3/lease/grant", {"TTL": str(ttl_seconds)})
         return int(reply["ID"])
 
-    async def keep_alive(self, lease: int) -> int:
-        """Refresh ``lease``; returns its TTL in seconds, 0 if it has expired."""
-        reply = await self._call("/v3/lease/keepalive", {"ID": str(lease)})
+    async def keep_alive(self, lease: int, timeout: float | None = None) -> int:
+        """Refresh ``lease`` (``timeout`` seconds per endpoint); returns its TTL in seconds,
+        0 if it has expired."""
+        reply = await self._call("/v3/lease/keepalive", {"ID": str(lease)}, timeout)
         return int(reply.get("result", {}).get("TTL", 0))
 
     async def revoke(self, lease: int) -> None:
         await self._call("/v3/lease/revoke", {"ID": str(lease)})
 
+    async def prefix_summary(self, prefix: str, timeout: float) -> tuple[int, int]:
+        """(how many keys are under ``prefix``, the highest mod revision among them): one
+        consistent read that tells whether a watch of the prefix has missed a change."""
+        reply = await self._call(
+            "/v3/kv/range",
+            {
+                "key": _b64(prefix),
+                "range_end": _b64(_prefix_end(prefix)),
+                "limit": "1",
+                "sort_order": "DESCEND",
+                "sort_target": "MOD",
+                "keys_only": True,
+            },
+            timeout,
+        )
+        latest = [_kv(item).mod_revision for item in reply.get("kvs", [])]
+        return int(reply.get("count", 0)), max(latest, default=0)
+
+    @property
+    def preferred_endpoint(self) -> str:
+        """The endpoint tried first: the last one that answered."""
+        return self._endpoints[0]
+
+    def demote(self, endpoint: str) -> None:
+        """Try ``endpoint`` last from now on (it failed, or its watch went silent)."""
+        if endpoint in self._endpoints and len(self._endpoints) > 1:
+            self._endpoints.remove(endpoint)
+            self._endpoints.append(endpoint)
+
     async def watch_prefix(
-        self, prefix: str, start_revision: int
+        self, prefix: str, start_revision: int, endpoint: str
     ) -> AsyncIterator[list[WatchEvent]]:
-        """Changes under ``prefix`` from ``start_revision`` on, until the stream breaks;
-        the events of one transaction arrive together."""
+        """Changes under ``prefix`` from ``start_revision`` on, as ``endpoint`` streams them,
+        until the stream breaks; the events of one transaction arrive together. A member
+        cut off from its quorum keeps such a stream open and silent: callers check it
+        against ``prefix_summary``."""
         request = {
             "create_request": {
                 "key": _b64(prefix),
@@ -165,12 +200,11 @@ class EtcdClient:
             }
         }
         session = self._ensure_session()
-        url = self._endpoints[0] + "/v3/watch"
         try:
             async with session.post(
-                url,
+                endpoint + "/v3/watch",
                 json=request,
-                timeout=aiohttp.ClientTimeout(total=None, sock_read=None),
+                timeout=aiohttp.ClientTimeout(total=None, sock_connect=self._timeout.total),
                 ssl=self._ssl(),
             ) as response:
                 async for line in response.content:
@@ -182,28 +216,39 @@ class EtcdClient:
                     events = result.get("events", [])
                     if events:
                         yield [WatchEvent(e.get("type") == "DELETE", _kv(e["kv"])) for e in events]
-        except (aiohttp.ClientError, OSError) as error:
-            raise EtcdError(f"watch of {prefix} broke: {error}") from error
+        except (aiohttp.ClientError, OSError, ValueError) as error:
+            raise EtcdError(f"watch of {prefix} at {endpoint} broke: {error}") from error
 
     def _ensure_session(self) -> aiohttp.ClientSession:
         if self._session is None:
             self._session = aiohttp.ClientSession(timeout=self._timeout)
         return self._session
 
-    async def _call(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
+    async def _call(
+        self, path: str, body: dict[str, Any], timeout: float | None = None
+    ) -> dict[str, Any]:
+        """``body`` to the first endpoint that answers, each given ``timeout`` seconds (the
+        client's timeout by default); an endpoint that fails is tried last from then on,
+        so a dead, paused or cut-off member costs one timeout, not one per call."""
         session = self._ensure_session()
+        attempt = aiohttp.ClientTimeout(total=timeout) if timeout is not None else self._timeout
         last_error: Exception | None = None
-        for index, endpoint in enumerate(self._endpoints):
+        for endpoint in list(self._endpoints):
             try:
-                async with session.post(endpoint + path, json=body, ssl=self._ssl()) as response:
+                async with session.post(
+                    endpoint + path, json=body, ssl=self._ssl(), timeout=attempt
+                ) as response:
                     reply: dict[str, Any] = await response.json(content_type=None)
-                    if response.status != 200 or "error" in reply:
-                        raise EtcdError(f"etcd {path}: {reply.get('error', response.status)}")
-                    if index:  # prefer the endpoint that answered from now on
-                        self._endpoints.insert(0, self._endpoints.pop(index))
-                    return reply
-            except (aiohttp.ClientError, OSError, TimeoutError) as error:
+            except (aiohttp.ClientError, OSError, TimeoutError, ValueError) as error:
                 last_error = error
+                self.demote(endpoint)
+                continue
+            if response.status == 200 and "error" not in reply:
+                return reply
+            last_error = EtcdError(f"etcd {path}: {reply.get('error', response.status)}")
+            if reply.get("code") not in MEMBER_UNAVAILABLE:
+                raise last_error  # refused on its merits: every member would refuse it
+            self.demote(endpoint)
         raise EtcdError(f"no etcd endpoint answered {path}: {last_error}")
 
 

@@ -60,6 +60,10 @@ from odradek.broker.security.scram_credential import ScramCredential, ScramMecha
 log = logging.getLogger(__name__)
 
 NO_CONTROLLER = -1
+WATCH_RETRY_S = 0.5
+# How often the watch is checked against etcd; one that misses a change for this long is
+# restarted on another member.
+WATCH_CHECK_S = 2.0
 
 
 class EtcdMetadataStore:
@@ -77,7 +81,10 @@ class EtcdMetadataStore:
         self._kvs: dict[str, KeyValue] = {}
         self.seen_revision = 0  # the etcd revision the image has caught up with
         self._lease = 0
-        self._tasks: list[asyncio.Task[None]] = []
+        self._tasks: list[asyncio.Task[None]] = []  # the watch first
+        self._watch_endpoint = ""
+        self._shutting_down = False
+        self._offline_replicas: frozenset[tuple[str, int]] = frozenset()
         self.session_lost = asyncio.Event()
         self.controller_epoch = 0
         self.registration_epoch = 0  # this broker's current registration (see BrokerRegistration)
@@ -97,12 +104,10 @@ class EtcdMetadataStore:
                 f"broker id {self._broker.node_id} is already registered in etcd "
                 "(another broker with this node.id is running, or its session has not expired)",
             )
-        revision, kvs = await self._client.get_prefix(self._prefix)
-        self._kvs = {kv.key: kv for kv in kvs}
-        self.seen_revision = revision
-        self._rebuild()
+        revision = await self._reload()
         self._tasks = [
-            asyncio.create_task(self._watch(revision + 1)),
+            asyncio.create_task(self._watch(revision)),
+            asyncio.create_task(self._check_watch()),
             asyncio.create_task(self._keep_alive()),
         ]
 
@@ -121,7 +126,7 @@ class EtcdMetadataStore:
         key = self._broker_key(self._broker.node_id)
         for _ in range(2):
             if await self._client.txn(
-                [key_absent(key)], [put_op(key, _encode_broker(self._broker), self._lease)]
+                [key_absent(key)], [put_op(key, self._registration(), self._lease)]
             ):
                 created = await self._client.get(key)
                 if created is not None and created.lease == self._lease:
@@ -172,11 +177,20 @@ class EtcdMetadataStore:
 
     async def announce_shutdown(self) -> None:
         """Mark this broker as shutting down so the controller moves its leaderships."""
+        self._shutting_down = True
         await self._client.put(
-            self._broker_key(self._broker.node_id),
-            _encode_broker(self._broker, shutting_down=True),
-            self._lease,
+            self._broker_key(self._broker.node_id), self._registration(), self._lease
         )
+
+    async def announce_offline_replicas(self, replicas: Collection[tuple[str, int]]) -> None:
+        """Name the replicas an offline log dir holds, so the controller moves them away."""
+        self._offline_replicas = frozenset(replicas)
+        await self._client.put(
+            self._broker_key(self._broker.node_id), self._registration(), self._lease
+        )
+
+    def _registration(self) -> bytes:
+        return _encode_broker(self._broker, self._shutting_down, self._offline_replicas)
 
     # --- MetadataStore --------------------------------------------------------------------
 
@@ -313,6 +327,13 @@ class EtcdMetadataStore:
             [unchanged_since(key, kv.mod_revision)], [put_op(key, _encode_partition(state))]
         )
 
+    async def partition_unchanged(self, topic: str, partition: int) -> bool:
+        """Whether etcd holds the partition state the image has (a write whose answer was
+        lost did not happen)."""
+        key = self._partition_key(topic, partition)
+        stored, seen = await self._client.get(key), self._kvs.get(key)
+        return stored is not None and seen is not None and stored.mod_revision == seen.mod_revision
+
     async def update_partitions_as_controller(
         self, controller_revision: int, updates: list[tuple[str, PartitionState, PartitionState]]
     ) -> bool:
@@ -423,48 +444,130 @@ class EtcdMetadataStore:
             while not condition(self._image):
                 await self._subscribers.next_change()
 
+    async def _reload(self) -> int:
+        """Replace the image with one consistent read of the prefix; returns its revision."""
+        revision, kvs = await self._client.get_prefix(self._prefix)
+        self._kvs = {kv.key: kv for kv in kvs}
+        self.seen_revision = revision
+        self._rebuild()
+        return revision
+
     async def _watch(self, revision: int) -> None:
+        """Follow the prefix from ``revision`` on; when the stream breaks, goes silent
+        (``_check_watch``) or its revision was compacted, read the whole prefix again and
+        follow it from another member."""
         while True:
+            endpoint = self._client.preferred_endpoint
+            self._watch_endpoint = endpoint
             try:
-                async for events in self._client.watch_prefix(self._prefix, revision):
+                async for events in self._client.watch_prefix(self._prefix, revision + 1, endpoint):
                     for event in events:
                         if event.deleted:
                             self._kvs.pop(event.kv.key, None)
                         else:
                             self._kvs[event.kv.key] = event.kv
-                        revision = max(revision, event.kv.mod_revision + 1)
-                    self.seen_revision = revision - 1
+                        revision = max(revision, event.kv.mod_revision)
+                    self.seen_revision = revision
                     self._rebuild()
             except EtcdError as error:
-                log.warning("metadata watch interrupted (%s); resuming", error)
-            await asyncio.sleep(0.5)
+                log.warning("metadata watch interrupted (%s); resuming from another member", error)
+                self._client.demote(endpoint)
+            revision = await self._reload_when_etcd_answers()
+
+    async def _reload_when_etcd_answers(self) -> int:
+        while True:
+            await asyncio.sleep(WATCH_RETRY_S)
+            try:
+                return await self._reload()
+            except EtcdError as error:
+                log.debug("cannot read the metadata yet: %s", error)
+
+    async def _check_watch(self) -> None:
+        """Restart the watch when etcd holds a change it has not delivered for a whole check
+        interval: its member may be paused or cut off from the quorum, which leaves the
+        stream open and silent."""
+        missed_at: int | None = None  # seen_revision when a missed change was first found
+        while True:
+            await asyncio.sleep(WATCH_CHECK_S)
+            try:
+                count, latest = await self._client.prefix_summary(self._prefix, WATCH_CHECK_S)
+            except EtcdError:
+                continue  # no member answers: nothing to compare with
+            # A put it has not delivered shows as a newer revision, a delete as a count.
+            behind = latest > self.seen_revision or count != len(self._kvs)
+            if not behind:
+                missed_at = None
+            elif missed_at is None or missed_at != self.seen_revision:
+                missed_at = self.seen_revision
+            else:
+                log.warning(
+                    "metadata watch at %s delivered nothing of changes etcd holds; restarting it",
+                    self._watch_endpoint,
+                )
+                self._client.demote(self._watch_endpoint)
+                self._restart_watch()
+                missed_at = None
+
+    def _restart_watch(self) -> None:
+        self._tasks[0].cancel()
+        self._tasks[0] = asyncio.create_task(self._rewatch())
+
+    async def _rewatch(self) -> None:
+        await self._watch(await self._reload_when_etcd_answers())
 
     async def _keep_alive(self) -> None:
-        """Refresh the lease; declare the session lost when etcd says it expired, or when
-        etcd has not confirmed it for a whole TTL (it may have expired unseen, and the
-        controller may already have moved this broker's leaderships)."""
+        """Refresh the lease every third of its TTL, each member given that long to answer.
+
+        The session is lost only when etcd says the lease has expired. While no member
+        answers (etcd lost its quorum, or this broker is cut off from it) the broker keeps
+        leading what it leads, as Kafka's brokers do while ZooKeeper is down: a quorum that
+        comes back extends every lease, and a broker the rest of the cluster replaced
+        meanwhile cannot commit acks=all writes (its followers follow the new leader), and
+        learns it lost its session as soon as etcd answers again.
+        """
         loop = asyncio.get_running_loop()
-        confirmed = loop.time()
         interval = max(self._ttl / 3, 0.2)
+        unreachable_since: float | None = None
         while True:
-            await asyncio.sleep(interval)
+            sent = loop.time()
             try:
-                async with asyncio.timeout(interval):
-                    ttl = await self._client.keep_alive(self._lease)
-            except (EtcdError, TimeoutError) as error:
-                if loop.time() - confirmed < self._ttl:
-                    log.warning("cannot refresh the etcd session: %s", error)
-                    continue
-                ttl = 0
+                ttl = await self._client.keep_alive(self._lease, interval)
+            except EtcdError as error:
+                if unreachable_since is None:
+                    unreachable_since = sent
+                    log.warning(
+                        "cannot refresh the etcd session (%s); leading what this broker leads "
+                        "until etcd answers",
+                        error,
+                    )
+                await asyncio.sleep(min(interval, WATCH_RETRY_S))
+                continue
+            if unreachable_since is not None:
+                log.warning("etcd answers again after %.1f s", sent - unreachable_since)
+                unreachable_since = None
             if ttl <= 0:
-                log.error("etcd session of broker %d expired", self._broker.node_id)
-                self.session_lost.set()
+                self._lose_session("etcd says its lease expired")
                 return
-            confirmed = loop.time()
+            await asyncio.sleep(max(interval - (loop.time() - sent), 0))
+
+    def _lose_session(self, reason: str) -> None:
+        if not self.session_lost.is_set():
+            log.error("etcd session of broker %d lost: %s", self._broker.node_id, reason)
+            self.session_lost.set()
+
+    def _registration_gone(self) -> bool:
+        """Whether the image, caught up past this broker's registration, no longer has it
+        (its lease expired and etcd deleted it)."""
+        if self.seen_revision < self.registration_epoch:
+            return False
+        kv = self._kvs.get(self._broker_key(self._broker.node_id))
+        return kv is None or kv.create_revision != self.registration_epoch
 
     def _rebuild(self) -> None:
         old = self._image
         self._image = _image_from(self._prefix, self._kvs)
+        if self.registration_epoch and self._registration_gone():
+            self._lose_session("its registration is gone from etcd")
         self._subscribers.publish(old, self._image)
 
 
@@ -538,7 +641,11 @@ def _image_from(prefix: str, kvs: dict[str, KeyValue]) -> MetadataImage:
     )
 
 
-def _encode_broker(broker: BrokerRegistration, shutting_down: bool = False) -> bytes:
+def _encode_broker(
+    broker: BrokerRegistration,
+    shutting_down: bool = False,
+    offline_replicas: Collection[tuple[str, int]] = (),
+) -> bytes:
     return json.dumps(
         {
             "node_id": broker.node_id,
@@ -550,6 +657,8 @@ def _encode_broker(broker: BrokerRegistration, shutting_down: bool = False) -> b
             ],
             "shutting_down": shutting_down,
             "directory_id": broker.directory_id,
+            "offline_replicas": sorted(offline_replicas),
+            "incarnation": broker.incarnation,
         }
     ).encode()
 
@@ -566,6 +675,8 @@ def _decode_broker(kv: KeyValue) -> BrokerRegistration:
             BrokerEndpoint(e["listener"], e["host"], e["port"]) for e in item.get("endpoints", ())
         ),
         item.get("directory_id", ""),
+        frozenset((topic, partition) for topic, partition in item.get("offline_replicas", ())),
+        item.get("incarnation", ""),
     )
 
 

@@ -1,10 +1,10 @@
 """The controller's decisions about partition leadership (pure functions).
 
-When brokers die or start shutting down, each affected partition gets a new
-leader from its in-sync replicas (preferred order first) and a leader epoch one
-higher; dead and departing replicas leave the ISR. With no in-sync replica
-left, the partition goes offline (leader -1) unless the topic allows unclean
-election, in which case any live replica leads. Preferred-leader election moves
+When brokers die or start shutting down, or a replica's log dir goes offline, each
+affected partition gets a new leader from its in-sync replicas (preferred order first)
+and a leader epoch one higher; dead, departing and offline replicas leave the ISR. With
+no in-sync replica left, the partition goes offline (leader -1) unless the topic allows
+unclean election, in which case any live replica leads. Preferred-leader election moves
 leadership back to the first replica once it is in sync again.
 """
 
@@ -54,21 +54,28 @@ def plan_elections(
     shutting_down: Collection[int],
     unclean_allowed: Callable[[str], bool],
 ) -> list[Change]:
-    """Leadership and ISR changes that the live and departing brokers call for."""
+    """Leadership and ISR changes that the live and departing brokers, and the replicas in
+    offline log dirs, call for."""
     eligible = {broker for broker in live if broker not in shutting_down}
-    return [
-        (topic, state, new)
-        for topic, state in _states(image)
-        if (new := elect_for_state(state, eligible, live, unclean_allowed(topic))) != state
-    ]
+    offline = image.offline_holders()
+    changes = []
+    for topic, state in _states(image):
+        lost = offline.get((topic, state.partition), frozenset())
+        unclean = unclean_allowed(topic)
+        new = elect_for_state(state, eligible - lost, set(live) - lost, unclean)
+        if new != state:
+            changes.append((topic, state, new))
+    return changes
 
 
 def plan_preferred_leaders(image: MetadataImage, live: Collection[int]) -> list[Change]:
     """Move leadership to each partition's first replica where it is live and in sync."""
     changes = []
+    offline = image.offline_holders()
     for topic, state in _states(image):
         preferred = state.replicas[0]
-        if state.leader != preferred and preferred in live and preferred in state.isr:
+        usable = preferred in live and preferred not in offline.get((topic, state.partition), ())
+        if state.leader != preferred and usable and preferred in state.isr:
             new = replace(state, leader=preferred, leader_epoch=state.leader_epoch + 1)
             changes.append((topic, state, new))
     return changes

@@ -45,6 +45,13 @@ class BrokerRegistration:
     # that directory, so a registration with this broker's node id and directory id was
     # left by an earlier run of this very broker.
     directory_id: str = ""
+    # (topic, partition) of its replicas in a log directory an I/O error took offline:
+    # they answer KAFKA_STORAGE_ERROR, so the controller moves their leadership and ISR
+    # places to other replicas until the broker restarts with the disk repaired.
+    offline_replicas: frozenset[tuple[str, int]] = frozenset()
+    # Which run of the broker process registered (random per start): a registration of
+    # the same run after a lost session continues it, its logs never stopped.
+    incarnation: str = ""
 
     def endpoint(self, listener: str) -> BrokerEndpoint | None:
         """Where clients of ``listener`` reach this broker; None if it has no such listener
@@ -157,6 +164,14 @@ class MetadataImage:
     def topic_name(self, topic_id: uuid.UUID | None) -> str | None:
         """The name of the topic with ``topic_id`` (requests since KIP-516 name topics by id)."""
         return self._topic_names_by_id.get(topic_id) if topic_id is not None else None
+
+    def offline_holders(self) -> dict[tuple[str, int], frozenset[int]]:
+        """(topic, partition) -> the brokers whose replica of it is in an offline log dir."""
+        holders: dict[tuple[str, int], set[int]] = {}
+        for node, broker in self.brokers.items():
+            for replica in broker.offline_replicas:
+                holders.setdefault(replica, set()).add(node)
+        return {replica: frozenset(nodes) for replica, nodes in holders.items()}
 
     def fenced_brokers(self) -> set[int]:
         """Registered brokers whose current registration the controller has not unfenced."""

@@ -116,6 +116,8 @@ class Partition:
         # The copy growing in another log directory while this replica moves there.
         self.future_log: PartitionLog | None = None
         self._isr_changed_at = self._clock()
+        # Followers an ISR change being written adds (see ``expanding``).
+        self._joining: frozenset[int] = frozenset()
         # producer id -> the guard of the verification of its transaction under way (KIP-890)
         self._verification_guards: dict[int, VerificationGuard] = {}
         if state.leader == node_id:
@@ -135,6 +137,7 @@ class Partition:
     def apply_state(self, state: PartitionState) -> bool:
         """Take a new state from the metadata image; True if this replica became leader."""
         old, self.state = self.state, state
+        self._joining = frozenset()
         if old.isr != state.isr:
             self._isr_changed_at = self._clock()
         became_leader = state.leader == self._node_id and (
@@ -304,11 +307,10 @@ class Partition:
         progress.leader_end_at_last_fetch = self.log.log_end_offset
         self._maybe_advance_high_watermark()
 
-    def proposed_isr(
-        self, lag_max_s: float, leaving: Collection[int] = ()
-    ) -> PartitionState | None:
+    def proposed_isr(self, lag_max_s: float, barred: Collection[int] = ()) -> PartitionState | None:
         """The ISR change this leader wants: followers lagging too long out, caught-up ones
-        in, except brokers that are shutting down (``leaving``), which may not rejoin."""
+        in, except ``barred`` brokers (shutting down, fenced or unregistered: as in Kafka's
+        KIP-841, the controller would not let them in)."""
         if not self.is_leader:
             return None
         now = self._clock()
@@ -324,7 +326,7 @@ class Partition:
             # follower that just died or was removed is not added back on stale progress.
             rejoins = (
                 replica not in self.state.isr
-                and replica not in leaving
+                and replica not in barred
                 and progress.log_end_offset >= max(self.high_watermark, 0)
                 and progress.caught_up_at > self._isr_changed_at
             )
@@ -334,6 +336,21 @@ class Partition:
         if set(ordered) == set(self.state.isr):
             return None
         return replace(self.state, isr=ordered)
+
+    def expanding(self, proposed: PartitionState) -> None:
+        """``proposed`` is being written: the followers it adds count for the high
+        watermark from now until the image shows the outcome (Kafka's maximal ISR,
+        KIP-497), so no write is committed without a replica the new ISR may elect."""
+        self._joining = frozenset(proposed.isr) - frozenset(self.state.isr)
+
+    @property
+    def joining(self) -> frozenset[int]:
+        """Followers an ISR change written but not yet seen adds."""
+        return self._joining
+
+    def expansion_not_written(self) -> None:
+        """etcd holds the state the image has: the change ``expanding`` announced failed."""
+        self._joining = frozenset()
 
     def follower_lags(self) -> dict[int, int]:
         """Records each follower is behind this leader's log end (unknown followers: all)."""
@@ -520,7 +537,7 @@ class Partition:
         if self.state.leader != self._node_id:
             return
         ends = [self.log.log_end_offset]
-        for replica in self.state.isr:
+        for replica in frozenset(self.state.isr) | self._joining:
             if replica != self._node_id:
                 progress = self._followers.get(replica)
                 ends.append(progress.log_end_offset if progress else -1)

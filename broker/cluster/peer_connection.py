@@ -41,6 +41,10 @@ class PeerAuthenticationFailed(Exception):
     """The other broker refused this broker's login (its message, never a password)."""
 
 
+# Kafka's client default of connections.max.idle.ms: below the brokers' 600000.
+CLIENT_IDLE_S = 540.0
+
+
 class PeerConnection:
     """One connection to another broker; ``request`` is not reentrant."""
 
@@ -55,9 +59,15 @@ class PeerConnection:
         self._writer: asyncio.StreamWriter | None = None
         self._correlation_id = 0
         self._reauthenticate_at: float | None = None  # monotonic seconds
+        self._used_at = 0.0  # monotonic seconds
 
     async def request(self, api_key: int, version: int, body: Mapping[str, Any]) -> Any:
-        """Send one request and return the decoded response body (kio entity)."""
+        """Send one request and return the decoded response body (kio entity). A connection
+        idle for CLIENT_IDLE_S is opened anew first: the other broker closes those idle for
+        its connections.max.idle.ms (Kafka's clients do the same, a minute earlier)."""
+        if time.monotonic() - self._used_at > CLIENT_IDLE_S:
+            self.close()
+        self._used_at = time.monotonic()
         if self._reader is None or self._writer is None:
             context = self._security.ssl_context()
             self._reader, self._writer = await asyncio.wait_for(

@@ -24,7 +24,7 @@ from odradek.broker.cluster.peer_connection import PeerAuthenticationFailed, Pee
 from odradek.broker.cluster.peer_security import PLAINTEXT, PeerSecurity
 from odradek.broker.cluster.replication_quota import UNTHROTTLED, ReplicationQuota
 from odradek.broker.protocol.api_keys import ApiKey
-from odradek.broker.protocol.errors import ErrorCode
+from odradek.broker.protocol.errors import ErrorCode, KafkaError
 from odradek.broker.security.sasl_client import SaslClientError
 
 log = logging.getLogger(__name__)
@@ -177,7 +177,8 @@ class LeaderFetcher:
         found = []
         for key, epoch in self._epochs.items():
             partition = self._manager.partition_of(key)
-            if partition is not None:
+            # a replica in an offline log directory stays behind, out of the ISR
+            if partition is not None and not partition.log.offline:
                 found.append((key, epoch, partition))
         return found
 
@@ -281,7 +282,12 @@ class LeaderFetcher:
         """Apply one partition's fetch result; True if it must wait for metadata."""
         code = result.error_code
         if code == ErrorCode.none:
-            partition.append_as_follower(result.records or b"", result.high_watermark)
+            try:
+                partition.append_as_follower(result.records or b"", result.high_watermark)
+            except KafkaError as error:
+                if error.code != ErrorCode.kafka_storage_error:
+                    raise
+                # its log directory went offline (logged there): the replica stays behind
             return False
         if code == ErrorCode.offset_out_of_range:
             if partition.log_end_offset < result.log_start_offset:

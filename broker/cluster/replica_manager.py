@@ -50,6 +50,24 @@ class ReplicaManager:
         """This broker's log directories (log.dirs)."""
         return self._logs.log_dirs
 
+    @property
+    def offline_log_dirs(self) -> frozenset[Path]:
+        """The log directories an I/O error took offline (their partitions answer
+        KAFKA_STORAGE_ERROR)."""
+        return frozenset(self._logs.failures.offline)
+
+    def offline_replicas(self) -> frozenset[PartitionKey]:
+        """The replicas whose log is in an offline log directory."""
+        offline = self.offline_log_dirs
+        return frozenset(
+            key for key, p in self._partitions.items() if p.log.directory.parent in offline
+        )
+
+    def on_log_dir_failure(self, listener: Callable[[Path], object]) -> None:
+        """Call ``listener(log_dir)`` when a log directory goes offline, on the thread that
+        hit the error."""
+        self._logs.failures.on_failure(listener)
+
     def alter_log_dir(self, key: PartitionKey, path: str) -> None:
         """AlterReplicaLogDirs for one replica; see ``LogDirMover.alter``."""
         self.log_dir_mover.alter(self._partitions.get(key), key, path)

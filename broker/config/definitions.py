@@ -481,8 +481,25 @@ BROKER_CONFIGS = _defs(
         "socket.request.max.bytes",
         ConfigType.INT,
         104857600,
-        "Largest request frame; larger frames close the connection unread.",
+        "Largest request frame; a larger size prefix closes the connection before any of"
+        " the frame is read.",
         at_least(1),
+    ),
+    ConfigDef(
+        "queued.max.requests",
+        ConfigType.INT,
+        500,
+        "Most requests read and not yet answered across the broker (requests waiting in a"
+        " purgatory, such as a long-polling Fetch, do not count); while all are taken, a"
+        " connection holding a new request reads nothing more.",
+        at_least(1),
+    ),
+    ConfigDef(
+        "connections.max.idle.ms",
+        ConfigType.LONG,
+        600_000,
+        "A connection that has waited this long for its client (for its next request to"
+        " arrive, or for a response to be taken) is closed; negative: never.",
     ),
     ConfigDef(
         "fetch.max.bytes",
@@ -875,9 +892,13 @@ BROKER_CONFIGS = _defs(
     ConfigDef(
         "socket.listen.backlog.size",
         ConfigType.INT,
-        50,
+        # Kafka's 50 suits its acceptor thread, which does nothing else; Odradek accepts on
+        # the event loop that serves requests, so a burst of connects must wait in the
+        # kernel (Linux caps this at net.core.somaxconn, 4096 by default).
+        4096,
         "Connections a listener holds waiting to be served (its socket's backlog, and those"
-        " waiting on max.connections or a creation rate); more are closed.",
+        " waiting on max.connections or a creation rate); more are closed. Linux caps the"
+        " socket's backlog at net.core.somaxconn.",
         at_least(1),
     ),
     ConfigDef(

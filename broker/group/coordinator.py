@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
@@ -51,6 +50,7 @@ from odradek.broker.group.share_heartbeat import (
     ShareHeartbeatRequest,
     ShareHeartbeatResult,
 )
+from odradek.broker.log.steady_clock import steady_clock
 from odradek.broker.protocol.errors import ErrorCode, KafkaError
 
 log = logging.getLogger(__name__)
@@ -71,12 +71,13 @@ class GroupCoordinator:
         store: MetadataStore,
         replicas: ReplicaManager,
         min_insync: Callable[[], int],
-        clock: Callable[[], float] = time.time,
+        clock: Callable[[], float] | None = None,
     ) -> None:
         self.config = config
         self._store = store
         self._replicas = replicas
-        self._clock = clock
+        # steady: a stepped system clock does not expire committed offsets early
+        self._clock = clock = clock or steady_clock()
         self.rebalancer = Rebalancer(config, self._persist_group, clock)
         self.catalog = GroupCatalog(
             store,

@@ -30,17 +30,27 @@ class ValidatedBatches:
 
 
 def validate_for_append(
-    data: bytearray, headers: list[BatchHeader], config: LogConfig, now_ms: int
+    data: bytearray,
+    headers: list[BatchHeader],
+    config: LogConfig,
+    now_ms: int,
+    newest_timestamp: int = NO_TIMESTAMP,
 ) -> ValidatedBatches:
     """Check ``headers``' batches against ``config`` and convert them as the topic requires.
 
+    LogAppendTime is ``now_ms`` but never below ``newest_timestamp`` (the partition's
+    newest so far): a clock stepped back does not make a partition's times go back.
     Raises MESSAGE_TOO_LARGE for a batch above max.message.bytes, INVALID_RECORD
     for a keyless record on a compacted topic and INVALID_TIMESTAMP for a CreateTime
     record outside message.timestamp.before.max.ms / after.max.ms of ``now_ms``.
     """
     _check_sizes(headers, config)
     target = CODEC_IDS.get(config.compression_type)  # None: keep the producer's codec
-    log_append_time = now_ms if config.message_timestamp_type == LOG_APPEND_TIME else NO_TIMESTAMP
+    log_append_time = (
+        max(now_ms, newest_timestamp)
+        if config.message_timestamp_type == LOG_APPEND_TIME
+        else NO_TIMESTAMP
+    )
     # The newest timestamp is in the batch header; the oldest needs the records, so they
     # are decoded for that only when a topic bounds how old records may be.
     check_oldest = log_append_time == NO_TIMESTAMP and config.timestamp_before_max_ms < NEVER

@@ -8,6 +8,7 @@ damage and is cut off on load.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import struct
 from bisect import bisect_right
@@ -45,7 +46,13 @@ class IndexFile:
         return len(self._keys) >= max_bytes // self.ENTRY.size
 
     def _append(self, key: int, value: int) -> None:
-        write_fully(self._fd, self.ENTRY.pack(key, value))
+        try:
+            write_fully(self._fd, self.ENTRY.pack(key, value))
+        except OSError:
+            # a torn entry would shift every later one (if this fails too, loading cuts it)
+            with contextlib.suppress(OSError):
+                os.ftruncate(self._fd, len(self._keys) * self.ENTRY.size)
+            raise
         self._keys.append(key)
         self._values.append(value)
 

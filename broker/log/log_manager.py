@@ -23,6 +23,7 @@ from ..protocol.errors import ErrorCode, KafkaError
 from .file_io import fsync_directory
 from .log_cleaner import CleanerStats, LogCleaner
 from .log_config import LogConfig
+from .log_dir_failures import LogDirFailures
 from .partition_log import PartitionLog
 
 logger = logging.getLogger(__name__)
@@ -66,6 +67,7 @@ class LogManager:
         self._preferred: dict[Key, Path] = {}
         self.cleaner = cleaner or LogCleaner()
         self.cleaner_stats = CleanerStats()  # since start, for metrics
+        self.failures = LogDirFailures()
 
     def load(self, config_for: Callable[[str], LogConfig] = lambda topic: LogConfig()) -> None:
         """Open every partition directory under the log directories, finishing any move a
@@ -94,7 +96,9 @@ class LogManager:
                 fsync_directory(promoted.parent)
                 self._open_current(key, promoted, config_for)
             else:
-                self._futures[key] = PartitionLog.open(path, config_for(key[0]), clock=self._clock)
+                self._futures[key] = PartitionLog.open(
+                    path, config_for(key[0]), clock=self._clock, failures=self.failures
+                )
         logger.info(
             "loaded %d partition logs (%d moving) from %s",
             len(self._logs),
@@ -108,7 +112,9 @@ class LogManager:
                 f"{partition_dir_name(*key)} is in two log directories: "
                 f"{self._logs[key].directory.parent} and {path.parent}"
             )
-        self._logs[key] = PartitionLog.open(path, config_for(key[0]), clock=self._clock)
+        self._logs[key] = PartitionLog.open(
+            path, config_for(key[0]), clock=self._clock, failures=self.failures
+        )
 
     def get(self, topic: str, partition: int) -> PartitionLog | None:
         return self._logs.get((topic, partition))
@@ -123,16 +129,25 @@ class LogManager:
         if log is None:
             log_dir = self._preferred.pop(key, None) or self._least_loaded_dir()
             directory = log_dir / partition_dir_name(topic, partition)
-            log = PartitionLog.open(directory, config, clock=self._clock)
+            log = PartitionLog.open(directory, config, clock=self._clock, failures=self.failures)
             self._logs[key] = log
         log.config = config
         return log
 
     def _least_loaded_dir(self) -> Path:
-        counts = dict.fromkeys(self.log_dirs, 0)
+        """The online directory holding fewest partitions (KAFKA_STORAGE_ERROR if none)."""
+        online = self.online_log_dirs
+        if not online:
+            raise KafkaError(ErrorCode.kafka_storage_error, "every log directory is offline")
+        counts = dict.fromkeys(online, 0)
         for log in self._logs.values():
             counts[log.directory.parent] = counts.get(log.directory.parent, 0) + 1
-        return min(self.log_dirs, key=lambda log_dir: counts[log_dir])
+        return min(online, key=lambda log_dir: counts[log_dir])
+
+    @property
+    def online_log_dirs(self) -> tuple[Path, ...]:
+        """The log directories no I/O error has taken offline."""
+        return tuple(d for d in self.log_dirs if not self.failures.is_offline(d))
 
     def log_dir_of(self, topic: str, partition: int) -> Path | None:
         """The log directory holding the partition's current log."""
@@ -163,7 +178,9 @@ class LogManager:
         current = self._logs[key]
         self.delete_future(topic, partition)
         name = f"{partition_dir_name(topic, partition)}.{uuid.uuid4().hex}{FUTURE_SUFFIX}"
-        future = PartitionLog.open(log_dir / name, current.config, clock=self._clock)
+        future = PartitionLog.open(
+            log_dir / name, current.config, clock=self._clock, failures=self.failures
+        )
         future.truncate_fully_and_start_at(current.log_start_offset)
         self._futures[key] = future
         return future
@@ -190,7 +207,7 @@ class LogManager:
         target = future.directory.with_name(partition_dir_name(topic, partition))
         future.directory.rename(target)
         fsync_directory(target.parent)
-        replaced = PartitionLog.open(target, old.config, clock=self._clock)
+        replaced = PartitionLog.open(target, old.config, clock=self._clock, failures=self.failures)
         self._logs[key] = replaced
         return replaced
 
@@ -214,7 +231,9 @@ class LogManager:
     def enforce_retention(self, now_ms: int | None = None) -> int:
         """Delete segments past retention in every log; the bytes deleted."""
         now_ms = self._now_ms() if now_ms is None else now_ms
-        return sum(log.delete_retention_segments(now_ms) for log in self._logs.values())
+        return sum(
+            log.delete_retention_segments(now_ms) for log in self._logs.values() if not log.offline
+        )
 
     async def clean_once(self, executor: Executor | None = None) -> CleanerStats:
         """Clean every compacted log that is dirty enough, one at a time.
@@ -225,7 +244,7 @@ class LogManager:
         loop = asyncio.get_running_loop()
         total = CleanerStats()
         for (topic, partition), log in list(self._logs.items()):
-            if (topic, partition) in self._futures:
+            if (topic, partition) in self._futures or log.offline:
                 continue  # the copy must see the batches it copies; cleaned after the move
             plan = self.cleaner.plan(log, self._now_ms())
             if plan is None:
@@ -243,7 +262,8 @@ class LogManager:
 
     def flush_all(self) -> None:
         for log in self._every_log():
-            log.flush()
+            if not log.offline:
+                log.flush()
 
     def checkpoint_all(self) -> None:
         """Checkpoint every log; may run on a thread while the event loop adds or removes logs."""

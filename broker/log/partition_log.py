@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import random
@@ -23,6 +24,7 @@ from .checkpoint import read_checkpoint, write_checkpoint
 from .file_io import TMP_SUFFIX, fsync_directory, write_atomically
 from .leader_epoch_cache import LeaderEpochCache
 from .log_config import LogConfig
+from .log_dir_failures import LogDirFailures, in_log_dir
 from .log_transactions import LogTransactions, aborted_transactions
 from .offset_file_names import base_offset_of
 from .producer_state import CompletedTxn, ProducerEntry, ProducerStateManager
@@ -42,6 +44,7 @@ from .segment_swap import (
     recover_swap,
     write_cleaned_up_to,
 )
+from .steady_clock import steady_clock
 from .transaction_index import TXN_INDEX_SUFFIX, AbortedTxn
 
 logger = logging.getLogger(__name__)
@@ -105,12 +108,25 @@ class PartitionLog:
     Files of deleted or replaced segments are unlinked at once but their
     handles stay open for ``file.delete.delay.ms``, so fetch responses still
     sending from them finish, as Kafka defers the deletion itself.
+
+    An I/O error takes the log's whole directory offline (``LogDirFailures``): a
+    failed append is rolled back first, and from then on the log answers
+    KAFKA_STORAGE_ERROR and writes nothing more.
     """
 
-    def __init__(self, directory: Path, config: LogConfig, clock: Callable[[], float]) -> None:
+    def __init__(
+        self,
+        directory: Path,
+        config: LogConfig,
+        clock: Callable[[], float],
+        failures: LogDirFailures,
+        monotonic: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.directory = directory
         self.config = config
-        self._clock = clock
+        self._clock = clock  # timestamps: LogAppendTime, retention.ms
+        self._steady = steady_clock(clock, monotonic)  # ages: segment.ms, flush.ms, deletes
+        self.failures = failures
         self._segments: list[LogSegment] = []
         self.log_start_offset = 0
         self._high_watermark = 0
@@ -122,7 +138,7 @@ class PartitionLog:
         self._producer_state = ProducerStateManager(directory)
         self._transactions = LogTransactions()
         self._unflushed_messages = 0
-        self._last_flush_ms = self._now_ms()
+        self._last_flush_ms = self._steady_ms()
         self._roll_jitter_ms = self._new_roll_jitter()
         self._cleaned_up_to = 0
         self._retired: list[tuple[int, LogSegment]] = []  # (when to close, segment)
@@ -130,13 +146,21 @@ class PartitionLog:
 
     @classmethod
     def open(
-        cls, directory: Path, config: LogConfig, *, clock: Callable[[], float] = time.time
+        cls,
+        directory: Path,
+        config: LogConfig,
+        *,
+        clock: Callable[[], float] = time.time,
+        failures: LogDirFailures | None = None,
+        monotonic: Callable[[], float] = time.monotonic,
     ) -> PartitionLog:
-        """Open (creating if needed) the log in ``directory``, recovering after an unclean stop."""
+        """Open (creating if needed) the log in ``directory``, recovering after an unclean
+        stop; ``failures`` is shared by the logs of a broker (a directory goes offline as a
+        whole)."""
         directory.mkdir(parents=True, exist_ok=True)
         for leftover in directory.glob("*" + TMP_SUFFIX):
             leftover.unlink()
-        log = cls(directory, config, clock)
+        log = cls(directory, config, clock, failures or LogDirFailures(), monotonic)
         log._load()
         return log
 
@@ -148,7 +172,7 @@ class PartitionLog:
         recover_swap(self.directory)
         self._cleaned_up_to = read_cleaned_up_to(self.directory)
         offsets = self._read_offsets()
-        now_ms = self._now_ms()
+        now_ms = self._steady_ms()
         bases = sorted(base_offset_of(path) for path in self.directory.glob("*" + LOG_SUFFIX))
         for suffix in (INDEX_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX):
             for path in self.directory.glob("*" + suffix):
@@ -193,19 +217,23 @@ class PartitionLog:
         )
         expected = self._segments[first - 1].next_offset if first else self._segments[0].base_offset
         gaps_below = self._cleaned_up_to
+        size_before = self.size_bytes
         for index in range(first, len(self._segments)):
             segment = self._segments[index]
             if not may_follow(segment.base_offset, expected, gaps_below):
-                logger.warning(
-                    "%s: deleting segments from %d: they do not follow offset %d",
-                    self.directory.name,
-                    segment.base_offset,
-                    expected,
-                )
-                self._delete_segments(index)
-                return recovered_from
+                self._delete_segments(index)  # what follows a cut no longer continues the log
+                break
             expected = recover_segment(
                 segment, segment.base_offset, self.config.index_interval_bytes, gaps_below
+            )
+        dropped = size_before - self.size_bytes
+        if dropped:
+            # a replica then fetches the rest again from its leader
+            logger.warning(
+                "%s: truncated at offset %d after a torn or corrupt batch, dropping %d bytes",
+                self.directory.name,
+                self.log_end_offset,
+                dropped,
             )
         return recovered_from
 
@@ -229,6 +257,11 @@ class PartitionLog:
         self._complete_all(self._producer_state.replay(batches))
 
     # --- offsets -------------------------------------------------------------------------------
+
+    @property
+    def offline(self) -> bool:
+        """Whether the log's directory is offline after an I/O error (``LogDirFailures``)."""
+        return self.failures.is_offline(self.directory.parent)
 
     @property
     def log_end_offset(self) -> int:
@@ -272,6 +305,7 @@ class PartitionLog:
 
     # --- appends -------------------------------------------------------------------------------
 
+    @in_log_dir("appending to")
     def append_as_leader(
         self, records: bytes | bytearray | memoryview, leader_epoch: int
     ) -> AppendInfo:
@@ -282,7 +316,11 @@ class PartitionLog:
             raise KafkaError(
                 ErrorCode.invalid_record, "Clients are not allowed to write control records"
             )
-        validated = validate_for_append(bytearray(records), headers, self.config, self._now_ms())
+        # the newest timestamp so far: LogAppendTime does not go back when the clock steps back
+        newest = max(segment.max_timestamp for segment in self._segments[-2:])
+        validated = validate_for_append(
+            bytearray(records), headers, self.config, self._now_ms(), newest
+        )
         buffer, headers = validated.data, validated.headers
         producers = self._producer_state.begin()
         next_offset = self.log_end_offset
@@ -316,6 +354,7 @@ class PartitionLog:
             duplicate=False,
         )
 
+    @in_log_dir("appending a marker to")
     def append_marker(self, marker: TransactionMarker, leader_epoch: int) -> AppendInfo:
         """Append a transaction marker the coordinator sent (WriteTxnMarkers), completing
         the producer's open transaction, if any."""
@@ -333,6 +372,7 @@ class PartitionLog:
             self._complete_all([completed])
         return AppendInfo(offset, offset, -1, self.log_start_offset, duplicate=False)
 
+    @in_log_dir("appending to")
     def append_as_follower(self, records: bytes | bytearray | memoryview) -> AppendInfo:
         """Append batches whose offsets the leader assigned; they must continue this log,
         with gaps only where the leader's cleaner removed records."""
@@ -385,7 +425,7 @@ class PartitionLog:
         return headers
 
     def _write(self, data: bytes | bytearray | memoryview, headers: Sequence[BatchHeader]) -> None:
-        now_ms = self._now_ms()
+        now_ms = self._steady_ms()
         segment = self._segments[-1]
         if segment.size > 0 and (
             segment.size + len(data) > self.config.segment_bytes
@@ -394,18 +434,41 @@ class PartitionLog:
             or segment.indexes_full(self.config.segment_index_bytes)
         ):
             segment = self._roll(now_ms)
-        segment.append(data, headers, self.config.index_interval_bytes, now_ms)
-        self._unflushed_messages += sum(header.records_count for header in headers)
-        if (
-            self._unflushed_messages >= self.config.flush_messages
-            or now_ms - self._last_flush_ms >= self.config.flush_ms
-        ):
-            self.flush()
+        position = segment.size
+        unflushed = self._unflushed_messages + sum(header.records_count for header in headers)
+        try:
+            segment.append(data, headers, self.config.index_interval_bytes, now_ms)
+            if (
+                unflushed >= self.config.flush_messages
+                or now_ms - self._last_flush_ms >= self.config.flush_ms
+            ):
+                self._flush()
+            else:
+                self._unflushed_messages = unflushed
+        except OSError:
+            self._undo_append(segment, position, headers[0].base_offset)
+            raise
+
+    def _undo_append(self, segment: LogSegment, position: int, first_offset: int) -> None:
+        """Cut what a failed append wrote from ``position`` (batches from ``first_offset``),
+        so that no unanswered batch stays for a retry to duplicate or a restart to keep.
+        Where even that fails, the directory is offline before any answer and the next
+        start recovers the files."""
+        try:
+            segment.rollback(position, first_offset)
+            self._epoch_cache.truncate_from_end(self.log_end_offset)
+        except OSError as error:
+            logger.warning(
+                "%s: could not undo a failed append at offset %d: %s",
+                self.directory.name,
+                first_offset,
+                error,
+            )
 
     def _roll(self, now_ms: int) -> LogSegment:
         """Seal the active segment and start a new one at the log end."""
         self._segments[-1].write_final_time_index_entry()
-        self.flush()
+        self._flush()
         self._producer_state.take_snapshot(self.log_end_offset)
         segment = LogSegment.create(self.directory, self.log_end_offset, now_ms)
         self._segments.append(segment)
@@ -420,6 +483,7 @@ class PartitionLog:
 
     # --- reads ---------------------------------------------------------------------------------
 
+    @in_log_dir("reading")
     def read(
         self,
         fetch_offset: int,
@@ -548,6 +612,7 @@ class PartitionLog:
 
     # --- truncation ----------------------------------------------------------------------------
 
+    @in_log_dir("truncating")
     def truncate_to(self, offset: int) -> None:
         """Drop every batch holding an offset >= ``offset`` (where a follower diverged)."""
         if offset >= self.log_end_offset:
@@ -569,10 +634,11 @@ class PartitionLog:
         self._epoch_cache.truncate_from_end(end)
         self._rebuild_producer_state()
 
+    @in_log_dir("truncating")
     def truncate_fully_and_start_at(self, offset: int) -> None:
         """Delete every segment and restart the empty log at ``offset``."""
         self._delete_segments(0)
-        self._segments = [LogSegment.create(self.directory, offset, self._now_ms())]
+        self._segments = [LogSegment.create(self.directory, offset, self._steady_ms())]
         self.log_start_offset = self._high_watermark = self._recovery_point = offset
         self._set_cleaned_up_to(offset)
         self._epoch_cache.clear()
@@ -588,16 +654,18 @@ class PartitionLog:
 
     # --- retention and cleaning -----------------------------------------------------------------
 
+    @in_log_dir("deleting segments of")
     def delete_retention_segments(self, now_ms: int | None = None) -> int:
         """Delete the oldest segments past retention.ms or retention.bytes (cleanup.policy
         delete) or below the log start offset; return the bytes deleted."""
         now_ms = self._now_ms() if now_ms is None else now_ms
-        self._close_retired(now_ms)
+        self._close_retired(self._steady_ms())
         count = deletable_segments(
             self._segments, self.config, now_ms, self._high_watermark, self.log_start_offset
         )
-        return self._delete_oldest_segments(count, now_ms) if count else 0
+        return self._delete_oldest_segments(count, self._steady_ms()) if count else 0
 
+    @in_log_dir("deleting records of")
     def advance_log_start_offset(self, offset: int) -> None:
         """DeleteRecords: make ``offset`` the first readable one, deleting segments below it."""
         if not 0 <= offset <= self._high_watermark:
@@ -617,7 +685,7 @@ class PartitionLog:
             by_retention=False,
         )
         if count:
-            self._delete_oldest_segments(count, self._now_ms())
+            self._delete_oldest_segments(count, self._steady_ms())
         else:
             self._log_start_moved()
 
@@ -661,7 +729,7 @@ class PartitionLog:
         ):
             return False
         commit_and_complete(self.directory, swap)
-        now_ms = self._now_ms()
+        now_ms = self._steady_ms()
         new_bases = {swap.new_base(group) for group in swap.groups}
         segments = []
         for segment in self._segments:
@@ -702,13 +770,17 @@ class PartitionLog:
 
     # --- durability and lifecycle --------------------------------------------------------------
 
+    @in_log_dir("flushing")
     def flush(self) -> None:
         """fsync every segment that may hold unflushed data, and advance the recovery point."""
+        self._flush()
+
+    def _flush(self) -> None:
         for segment in self._segments[self._segment_index(self._recovery_point) :]:
             segment.flush()
         self._recovery_point = self.log_end_offset
         self._unflushed_messages = 0
-        self._last_flush_ms = self._now_ms()
+        self._last_flush_ms = self._steady_ms()
 
     def checkpoint(self) -> None:
         """Persist the high watermark, log start offset and recovery point.
@@ -720,29 +792,45 @@ class PartitionLog:
         """
         with self._checkpoint_lock:
             offsets = (self._high_watermark, self.log_start_offset, self._recovery_point)
-            if self._closed or offsets == self._checkpointed:
+            if self._closed or self.offline or offsets == self._checkpointed:
                 return
-            write_checkpoint(
-                self.directory / OFFSETS_CHECKPOINT_FILE,
-                OFFSETS_CHECKPOINT_VERSION,
-                [
-                    (HIGH_WATERMARK, offsets[0]),
-                    (LOG_START_OFFSET, offsets[1]),
-                    (RECOVERY_POINT, offsets[2]),
-                ],
-            )
+            try:
+                self._write_offsets(offsets)
+            except OSError as error:
+                self.failures.fail(
+                    self.directory.parent, f"checkpointing {self.directory.name}", error
+                )
+                return
             self._checkpointed = offsets
+
+    def _write_offsets(self, offsets: tuple[int, int, int]) -> None:
+        write_checkpoint(
+            self.directory / OFFSETS_CHECKPOINT_FILE,
+            OFFSETS_CHECKPOINT_VERSION,
+            [
+                (HIGH_WATERMARK, offsets[0]),
+                (LOG_START_OFFSET, offsets[1]),
+                (RECOVERY_POINT, offsets[2]),
+            ],
+        )
 
     def close(self) -> None:
         """Flush and checkpoint everything, then mark the shutdown clean."""
         if self._closed:
             return
+        # offline: no clean-shutdown marker, so the next start recovers the files
+        with contextlib.suppress(KafkaError):
+            self._close_cleanly()
+        self._close_files()
+
+    @in_log_dir("closing")
+    def _close_cleanly(self) -> None:
         self._segments[-1].write_final_time_index_entry()
-        self.flush()
+        self._flush()
         self.checkpoint()
+        self.failures.check(self.directory.parent)  # the checkpoint failed
         self._producer_state.take_snapshot(self.log_end_offset)
         write_atomically(self.directory / CLEAN_SHUTDOWN_FILE, b"")
-        self._close_files()
 
     def delete(self) -> None:
         """Close the files and remove the log's directory."""
@@ -763,3 +851,6 @@ class PartitionLog:
 
     def _now_ms(self) -> int:
         return int(self._clock() * 1000)
+
+    def _steady_ms(self) -> int:
+        return int(self._steady() * 1000)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 import os
 from collections.abc import Iterator
 
@@ -15,8 +14,6 @@ from ..protocol.records import (
     peek_offset_and_length,
 )
 from .segment import LogSegment
-
-logger = logging.getLogger(__name__)
 
 READ_CHUNK = 1 << 20
 
@@ -41,7 +38,7 @@ def recover_segment(
 
     A batch is valid when its framing and CRC-32C check and its base offset
     may follow the previous batch (``may_follow``). Everything after the first
-    invalid batch is cut.
+    invalid batch is cut; the caller reports what was dropped.
     """
     segment.reset_indexes()
     valid_end = 0
@@ -52,13 +49,6 @@ def recover_segment(
         expected_offset = header.next_offset
         valid_end = position + header.size
     if valid_end < segment.size:
-        logger.warning(
-            "truncating %s from %d to %d bytes: torn or corrupt batch after offset %d",
-            segment.log_path,
-            segment.size,
-            valid_end,
-            expected_offset - 1,
-        )
         segment.truncate_to_position(valid_end)
     return expected_offset
 

@@ -190,6 +190,14 @@ class LogSegment:
         os.ftruncate(self._fd, position)
         self.size = position
 
+    def rollback(self, position: int, first_offset: int) -> None:
+        """Undo an append that began at ``position`` with the batch at ``first_offset``,
+        whether it failed in the write, an index or the flush."""
+        self.truncate_to_position(position)
+        self.offset_index.truncate_to(first_offset)
+        self.time_index.truncate_to(first_offset)
+        self.load(self.rolling_base_ms)
+
     def truncate_to(self, offset: int) -> None:
         """Drop the batch holding ``offset`` and every later one."""
         found = self.find(offset)

@@ -123,7 +123,7 @@ class JwksKeyResolver:
         fetch: Callable[[], bytes],
         *,
         refresh_ms: int = DEFAULT_REFRESH_MS,
-        clock: Callable[[], float] = time.time,
+        clock: Callable[[], float] = time.monotonic,  # refresh intervals are durations
     ) -> None:
         if refresh_ms <= 0:
             raise ValueError("sasl.oauthbearer.jwks.endpoint.refresh.ms must be positive")

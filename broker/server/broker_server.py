@@ -7,6 +7,7 @@ import datetime
 import fcntl
 import logging
 import os
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
@@ -57,8 +58,15 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
+HALT_GRACE_S = 0.5  # for answers already on their way when every log directory failed
+
+
 class DataDirInUse(RuntimeError):
     """Another broker process holds the data directory."""
+
+
+class LogDirsFailed(RuntimeError):
+    """Every log directory went offline: the broker halts, as Kafka's does."""
 
 
 class BrokerServer:
@@ -75,6 +83,7 @@ class BrokerServer:
         # none waits behind another (each waits for a replicated write somewhere)
         self._peers: tuple[PeerPool, ...] | None = None
         self.context: BrokerContext | None = None
+        self.halted = asyncio.Event()  # every log directory failed
 
     async def start(self) -> None:
         config = self.config
@@ -94,9 +103,14 @@ class BrokerServer:
                 for item in config.advertised_listeners
             ),
             directory_id=directory_id(config.log_dirs[0]),
+            incarnation=uuid.uuid4().hex,
         )
         log.info("loading logs from %s", ", ".join(map(str, config.log_dirs)))
         self._logs = LogManager(*config.log_dirs)
+        loop = asyncio.get_running_loop()
+        self._logs.failures.on_failure(
+            lambda _: loop.call_soon_threadsafe(self._halt_if_no_log_dir_left)
+        )
         self._logs.load()
         replicas = ReplicaManager(config.node_id, self._logs, self._log_config)
         store: MetadataStore
@@ -201,8 +215,11 @@ class BrokerServer:
         )
 
     async def stop(self) -> None:
+        """Shut down: cleanly, or after ``halted`` without moving leaderships first (the
+        controller elects others when the session ends) and leaving the failed logs to be
+        recovered at the next start."""
         self._ready = False
-        if self._membership is not None:
+        if self._membership is not None and not self.halted.is_set():
             await self._membership.controlled_shutdown()
         if self._kafka_listeners is not None:
             await self._kafka_listeners.close()
@@ -224,7 +241,20 @@ class BrokerServer:
             self._logs.close_all()
         for lock_file in self._lock_files:
             lock_file.close()
-        log.info("broker %d stopped cleanly", self.config.node_id)
+        if not self.halted.is_set():
+            log.info("broker %d stopped cleanly", self.config.node_id)
+
+    def _halt_if_no_log_dir_left(self) -> None:
+        assert self._logs is not None
+        if self._logs.online_log_dirs or self.halted.is_set():
+            return
+        log.error(
+            "shutting down broker %d because all log dirs in %s have failed",
+            self.config.node_id,
+            ", ".join(map(str, self._logs.log_dirs)),
+        )
+        self._ready = False
+        self.halted.set()
 
     def _is_ready(self) -> bool:
         """Serving, and in a cluster unfenced and in sync (``ClusterMembership.is_ready``)."""
@@ -305,13 +335,23 @@ def _lock_data_dir(data_dir: Path) -> IO[str]:
 
 
 async def run_broker(config: BrokerConfig, stop: asyncio.Event) -> None:
-    """Run until ``stop`` is set, then shut down cleanly."""
+    """Run until ``stop`` is set, then shut down cleanly; LogDirsFailed once every log
+    directory failed."""
     server = BrokerServer(config)
     try:
         await server.start()
-        await stop.wait()
+        waits = [asyncio.create_task(stop.wait()), asyncio.create_task(server.halted.wait())]
+        try:
+            await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for task in waits:
+                task.cancel()
+        if server.halted.is_set():
+            await asyncio.sleep(HALT_GRACE_S)
     finally:
         await server.stop()
+    if server.halted.is_set():
+        raise LogDirsFailed("all log directories failed: " + ", ".join(map(str, config.log_dirs)))
 
 
 def _certificate_expiries(

@@ -4,6 +4,14 @@ Like Kafka, a connection is served one request at a time (the next frame is
 read after the previous response is written), which keeps responses in order
 and produce requests of one producer in sequence. A frame that cannot be
 decoded closes this connection only.
+
+What one connection holds is bounded: the size prefix is checked before any of the
+frame is read (``socket.request.max.bytes``), each request takes a slot of the broker's
+``queued.max.requests`` until it is answered, and a response is written out (the
+transport's buffer drained) before the next frame is read, so a client that never
+reads its responses stops being read. A connection that has waited for its client
+(for a frame to arrive, or a response to be taken) longer than
+``connections.max.idle.ms`` is expired by the listeners.
 """
 
 from __future__ import annotations
@@ -25,6 +33,7 @@ from odradek.broker.protocol.errors import ErrorCode
 from odradek.broker.protocol.framing import (
     MalformedRequest,
     Request,
+    RequestHeader,
     decode_request,
     encode_response,
     read_header,
@@ -77,6 +86,9 @@ class Connection:
         self._principal = str(ANONYMOUS)
         # when the last request began (the least recently active is closed first)
         self.last_active = time.monotonic()
+        # since when it waits for the client (a frame, or a response taken); None: handling
+        self._waiting_since: float | None = self.last_active
+        self._expired = False
         if security.principal_mapper is not None:
             certificate = writer.get_extra_info("peercert")
             subject = certificate.get("subject") if certificate else None
@@ -99,20 +111,17 @@ class Connection:
         metrics.connections.inc()
         try:
             while True:
-                size_prefix = await self._reader.readexactly(4)
+                raw_token = self._sasl is not None and self._sasl.expects_raw_token
+                self._waiting_since = time.monotonic()
+                (size,) = _SIZE.unpack(await self._reader.readexactly(4))
+                self._check_size(size, raw_token)
+                frame = await self._reader.readexactly(size)
                 self.last_active = time.monotonic()
-                (size,) = _SIZE.unpack(size_prefix)
-                if self._sasl is not None and self._sasl.expects_raw_token:
-                    await self._serve_raw_token(size)
-                    continue
-                # 10: a header with an empty client id and an empty body, as Java's SASL
-                # authenticator sends ApiVersions v0 for an admin client without client.id
-                if not 10 <= size <= self._max_request_size:
-                    raise MalformedRequest(
-                        f"frame size {size} outside 10..{self._max_request_size} "
-                        "(socket.request.max.bytes)"
-                    )
-                await self._serve_frame(await self._reader.readexactly(size))
+                self._waiting_since = None
+                if raw_token:
+                    await self._serve_raw_token(frame)
+                else:
+                    await self._serve_frame(frame)
         except (asyncio.IncompleteReadError, ConnectionError, ClosedAfterResponse):
             pass
         except MalformedRequest as error:
@@ -121,28 +130,70 @@ class Connection:
         except ssl.SSLError as error:  # a record that does not decrypt, an alert, ...
             log.warning("closing TLS connection from %s: %s", self._peer, error.reason or error)
         except Exception:
-            log.exception("closing connection from %s after an unexpected error", self._peer)
+            if not self._expired:  # else aborted in the middle of a sendfile
+                log.exception("closing connection from %s after an unexpected error", self._peer)
         finally:
             metrics.connections.dec()
             self._context.shares.connection_closed(self.id)
             self._writer.close()
 
+    def _check_size(self, size: int, raw_token: bool) -> None:
+        if raw_token:
+            assert self._sasl is not None
+            if not 0 <= size <= self._sasl.max_token_bytes:
+                raise MalformedRequest(f"SASL token of {size} bytes (sasl.server.max.receive.size)")
+        # 10: a header with an empty client id and an empty body, as Java's SASL
+        # authenticator sends ApiVersions v0 for an admin client without client.id
+        elif not 10 <= size <= self._max_request_size:
+            raise MalformedRequest(
+                f"frame size {size} outside 10..{self._max_request_size} (socket.request.max.bytes)"
+            )
+
+    def waiting_for_client(self, now: float) -> float:
+        """How long it has waited for its client: for a frame to arrive, or for a response
+        to be taken (0 while a request is handled)."""
+        return 0.0 if self._waiting_since is None else now - self._waiting_since
+
+    def expire(self, idle_s: float) -> None:
+        """Close it for ``connections.max.idle.ms``, dropping what the client has not read
+        (a plain close would keep the socket until it does)."""
+        if self._expired:
+            return
+        self._expired = True
+        self._context.metrics.connections_idle_closed.inc()
+        log.info(
+            "closing connection from %s: waited %.0f s for its client (connections.max.idle.ms)",
+            self._peer,
+            idle_s,
+        )
+        self._writer.transport.abort()
+
     async def _serve_frame(self, frame: bytes) -> None:
         started = time.perf_counter()
-        header = read_header(frame)
-        if not is_supported(header.api_key, header.api_version):
-            if header.api_key != ApiKey.API_VERSIONS:
-                raise MalformedRequest(
-                    f"unsupported API {header.api_key} version {header.api_version}"
+        requests = self._context.requests
+        await requests.enter(self.id)
+        try:
+            header = read_header(frame)
+            if not is_supported(header.api_key, header.api_version):
+                if header.api_key != ApiKey.API_VERSIONS:
+                    raise MalformedRequest(
+                        f"unsupported API {header.api_key} version {header.api_version}"
+                    )
+                # Kafka answers an unknown ApiVersions version in the v0 body, so the
+                # client can pick a version both sides know.
+                body = build_entity(
+                    response_schema(ApiKey.API_VERSIONS, 0),
+                    api_versions_body(ErrorCode.unsupported_version),
                 )
-            # Kafka answers an unknown ApiVersions version in the v0 body, so the
-            # client can pick a version both sides know.
-            body = build_entity(
-                response_schema(ApiKey.API_VERSIONS, 0),
-                api_versions_body(ErrorCode.unsupported_version),
-            )
-            await self._write(encode_response(ApiKey.API_VERSIONS, 0, header.correlation_id, body))
-            return
+                answer = encode_response(ApiKey.API_VERSIONS, 0, header.correlation_id, body)
+                requests.leave(self.id)
+                await self._write(answer)
+                return
+            await self._answer(frame, header, started)
+        finally:
+            requests.leave(self.id)
+
+    async def _answer(self, frame: bytes, header: RequestHeader, started: float) -> None:
         sasl = self._sasl
         if sasl is not None and not sasl.serves(header.api_key):
             raise MalformedRequest(
@@ -161,19 +212,20 @@ class Connection:
         else:
             handling = API_HANDLERS[header.api_key].handle(self._context, request)
             response, mute_ms = await throttled(self._context.quotas, request, handling, started)
+        self._context.requests.leave(self.id)  # answered: its writing is bounded apart
+        self._waiting_since = time.monotonic()
         if isinstance(response, EncodedResponse):
             if response.chunks:
                 await self._write_chunks(request, response.chunks)
         elif isinstance(response, Mapping):
             schema = response_schema(header.api_key, header.api_version)
-            await self._write(
-                encode_response(
-                    header.api_key,
-                    header.api_version,
-                    header.correlation_id,
-                    build_entity(schema, response),
-                )
+            answer = encode_response(
+                header.api_key,
+                header.api_version,
+                header.correlation_id,
+                build_entity(schema, response),
             )
+            await self._write(answer)
         requests, latency = self._request_metrics(header.api_key)
         requests.inc()
         latency.observe(time.perf_counter() - started)
@@ -182,13 +234,11 @@ class Connection:
         if mute_ms:  # Kafka mutes the channel: the client's next request waits unread
             await asyncio.sleep(mute_ms / 1000)
 
-    async def _serve_raw_token(self, size: int) -> None:
+    async def _serve_raw_token(self, token: bytes) -> None:
         """A SASL token framed only by its size, as clients send them after SaslHandshake
         v0; a failure closes the connection without an answer, as in Kafka."""
         assert self._sasl is not None
-        if not 0 <= size <= self._sasl.max_token_bytes:
-            raise MalformedRequest(f"SASL token of {size} bytes (sasl.server.max.receive.size)")
-        response, closes = await self._sasl.authenticate(await self._reader.readexactly(size))
+        response, closes = await self._sasl.authenticate(token)
         if closes:
             raise ClosedAfterResponse()
         answer = response["auth_bytes"]

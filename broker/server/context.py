@@ -16,6 +16,7 @@ from odradek.broker.server.authorization import RequestAuthorization
 from odradek.broker.server.client_quota_manager import ClientQuotaManager
 from odradek.broker.server.metrics import BrokerMetrics
 from odradek.broker.server.producer_ids import ProducerIdAllocator
+from odradek.broker.server.request_queue import RequestQueue
 from odradek.broker.share.share_broker import ShareBroker
 from odradek.broker.transaction.coordinator import TransactionCoordinator
 from odradek.broker.transaction.verification import TransactionVerifier
@@ -40,6 +41,8 @@ class BrokerContext:
     leader_quota: ReplicationQuota = field(init=False)
     # client quotas (producer_byte_rate, ...) from the metadata image, measured here
     quotas: ClientQuotaManager = field(init=False)
+    # queued.max.requests: handlers about to wait in a purgatory leave it
+    requests: RequestQueue = field(init=False)
     # Resolved configs are cached against the immutable objects they came from.
     _config_cache: tuple[MetadataImage, BrokerConfig] | None = field(default=None, repr=False)
     _topic_configs: dict[str, tuple[TopicMetadata, BrokerConfig, TopicConfig]] = field(
@@ -59,6 +62,11 @@ class BrokerContext:
             self.static_config.get_int("quota.window.size.seconds"),
             self.static_config.get_int("controller.quota.window.num"),
             self.static_config.get_int("controller.quota.window.size.seconds"),
+        )
+        self.requests = RequestQueue(
+            self.static_config.get_int("queued.max.requests"),
+            self.metrics.request_queue_size,
+            self.metrics.request_queue_time,
         )
 
     @property

@@ -1,6 +1,8 @@
 """The Kafka protocol's listening sockets: one server per listener, TLS where the listener
 says so, with certificates reloaded from their files as they change; every connection
-served under its listener's security once the connection limits admit it."""
+served under its listener's security once the connection limits admit it, and closed
+once it has waited for its client longer than ``connections.max.idle.ms`` (checked once
+a second, as Kafka's selector checks its least recently active connection each poll)."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ import contextlib
 import functools
 import logging
 import ssl
+import time
 from collections.abc import Sequence
 
 from odradek.broker.security.tls_handshakes import report_handshakes
@@ -20,7 +23,7 @@ from odradek.broker.server.listener_security import ListenerSecurity
 
 log = logging.getLogger(__name__)
 
-_LIMITS_CHECK_S = 1.0  # how often a lowered max.connections is looked for
+_LIMITS_CHECK_S = 1.0  # how often a lowered max.connections and idle connections are looked for
 
 
 class KafkaListeners:
@@ -35,6 +38,8 @@ class KafkaListeners:
         self._connections: dict[asyncio.Task[None], Connection | None] = {}
         self._background: list[asyncio.Task[None]] = []
         config = context.static_config
+        idle_ms = config.get_int("connections.max.idle.ms")
+        self._idle_s = idle_ms / 1000 if idle_ms >= 0 else None
         throttle_time = context.metrics.throttle_time
         samples = config.get_int("quota.window.num")
         sample_s = config.get_int("quota.window.size.seconds")
@@ -68,7 +73,7 @@ class KafkaListeners:
                 report_handshakes(
                     security.tls.context, functools.partial(self._handshake_ended, listener.name)
                 )
-        self._background.append(asyncio.create_task(self._enforce_max_connections()))
+        self._background.append(asyncio.create_task(self._enforce_limits()))
         if any(security.tls is not None for security in self._listeners):
             self._background.append(
                 asyncio.create_task(self._reload_certificates(), name="tls reload")
@@ -145,10 +150,19 @@ class KafkaListeners:
             log.info("closing the least recently active connection: over max.connections")
             task.cancel()
 
-    async def _enforce_max_connections(self) -> None:
+    def _close_idle_connections(self) -> None:
+        if self._idle_s is None:
+            return
+        now = time.monotonic()
+        for connection in self._connections.values():
+            if connection is not None and connection.waiting_for_client(now) > self._idle_s:
+                connection.expire(self._idle_s)
+
+    async def _enforce_limits(self) -> None:
         while True:
             await asyncio.sleep(_LIMITS_CHECK_S)
             self._close_excess_connections()
+            self._close_idle_connections()
 
     async def _reload_certificates(self) -> None:
         while True:

@@ -104,6 +104,24 @@ class BrokerMetrics:
             ["limit"],
             registry=self.registry,
         )
+        self.connections_idle_closed = Counter(
+            "odradek_connections_idle_closed",
+            "Connections closed after connections.max.idle.ms without a request arriving"
+            " or a response being taken by the client",
+            registry=self.registry,
+        )
+        self.request_queue_size = Gauge(
+            "odradek_request_queue_size",
+            "Requests read and not yet answered, those waiting in a purgatory aside"
+            " (at most queued.max.requests)",
+            registry=self.registry,
+        )
+        self.request_queue_time = Histogram(
+            "odradek_request_queue_time_seconds",
+            "Time a request read waited for a slot of queued.max.requests",
+            buckets=_LATENCY_BUCKETS,
+            registry=self.registry,
+        )
         self.malformed_frames = Counter(
             "odradek_malformed_frames", "Frames that could not be decoded", registry=self.registry
         )

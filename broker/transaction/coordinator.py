@@ -18,7 +18,6 @@ from __future__ import annotations
 import asyncio
 import enum
 import logging
-import time
 from collections import Counter
 from collections.abc import Awaitable, Callable, Iterable
 
@@ -33,6 +32,7 @@ from odradek.broker.cluster.metadata_image import BrokerRegistration
 from odradek.broker.cluster.metadata_store import MetadataStore
 from odradek.broker.cluster.partition import Partition
 from odradek.broker.cluster.replica_manager import ReplicaManager
+from odradek.broker.log.steady_clock import steady_clock
 from odradek.broker.protocol.errors import ErrorCode, KafkaError
 from odradek.broker.protocol.record_fields import RecordFormatError
 from odradek.broker.protocol.transaction_markers import MarkerType, TransactionMarker
@@ -82,13 +82,14 @@ class TransactionCoordinator:
         replicas: ReplicaManager,
         allocate_producer_id: Callable[[], Awaitable[int]],
         markers: MarkerWriter,
-        clock: Callable[[], float] = time.time,
+        clock: Callable[[], float] | None = None,
     ) -> None:
         self.config = config
         self._store = store
         self._allocate = allocate_producer_id
         self._markers = markers
-        self._clock = clock
+        # steady: a stepped system clock neither times out nor expires transactions
+        self._clock = clock or steady_clock()
         self.partitions = CoordinatorPartitions(
             TRANSACTION_STATE_TOPIC,
             store,
@@ -134,12 +135,12 @@ class TransactionCoordinator:
             )
         current = self._owned(transactional_id)
         if current is not None and current.state is TransactionState.ONGOING:
-            fenced = fence(current, self._now())
+            fenced = fence(current, self.now_ms())
             self._complete_in_background(transactional_id, fenced, AbortReason.FENCED)
             raise KafkaError(ErrorCode.concurrent_transactions, "aborting the open transaction")
         fresh = await self._allocate() if needs_new_producer_id(current) else -1
         chosen = init_producer_id(
-            current, transactional_id, timeout_ms, expected, self._now(), lambda: fresh
+            current, transactional_id, timeout_ms, expected, self.now_ms(), lambda: fresh
         )
         await self._write(transactional_id, chosen)
         return chosen.producer_id, chosen.producer_epoch
@@ -152,7 +153,7 @@ class TransactionCoordinator:
         client_version: int,
     ) -> None:
         current = self._existing(transactional_id)
-        changed = add_partitions(current, producer, partitions, self._now(), client_version)
+        changed = add_partitions(current, producer, partitions, self.now_ms(), client_version)
         if changed is not None:
             await self._write(transactional_id, changed)
 
@@ -182,7 +183,7 @@ class TransactionCoordinator:
         )
         current = self._existing(transactional_id)  # as it is after the allocation
         prepared = end_transaction(
-            current, producer, commit, self._now(), client_version, lambda: fresh
+            current, producer, commit, self.now_ms(), client_version, lambda: fresh
         )
         if prepared is None:
             return current.producer_id, current.producer_epoch  # a retry: the same answer
@@ -207,7 +208,7 @@ class TransactionCoordinator:
 
     def open_transaction_ages_ms(self) -> list[int]:
         """How long each open transaction of the ids coordinated here has been open."""
-        return open_ages_ms(self.transactions.values(), self._now())
+        return open_ages_ms(self.transactions.values(), self.now_ms())
 
     # --- completion ----------------------------------------------------------------------------
 
@@ -244,7 +245,7 @@ class TransactionCoordinator:
                 self._coordinator_epoch(transactional_id),
             )
             await self._markers.write(marker, prepared.partitions)
-            await self._write(transactional_id, complete(prepared, self._now()), pending_ok=True)
+            await self._write(transactional_id, complete(prepared, self.now_ms()), pending_ok=True)
         except KafkaError as error:
             log.warning("transaction %r not completed yet: %s", transactional_id, error.message)
         finally:
@@ -253,7 +254,7 @@ class TransactionCoordinator:
     async def _abort_timed_out_every(self) -> None:
         while True:
             await asyncio.sleep(self.config.abort_timed_out_interval_ms / 1000)
-            now = self._now()
+            now = self.now_ms()
             for transactional_id, current in list(self.transactions.items()):
                 if (
                     current.state is TransactionState.ONGOING
@@ -272,7 +273,7 @@ class TransactionCoordinator:
     async def remove_expired(self) -> None:
         """Remove the ids idle for ``transactional.id.expiration.ms``: a tombstone each, as
         Kafka writes, so the compacted log forgets them too."""
-        now = self._now()
+        now = self.now_ms()
         for transactional_id, current in list(self.transactions.items()):
             if transactional_id in self._pending or not is_expired(
                 current, now, self.config.id_expiration_ms
@@ -367,5 +368,6 @@ class TransactionCoordinator:
             raise KafkaError(ErrorCode.not_coordinator)
         return topic.partitions[self.partitions.partition_of(transactional_id)].leader_epoch
 
-    def _now(self) -> int:
+    def now_ms(self) -> int:
+        """The coordinator's time, in which transactions' timestamps are kept."""
         return int(self._clock() * 1000)

@@ -52,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
         level=args.log_level.upper(),
         format=f"%(asctime)s %(levelname)s broker={config.node_id} %(name)s: %(message)s",
     )
-    from odradek.broker.server.broker_server import DataDirInUse, run_broker
+    from odradek.broker.server.broker_server import DataDirInUse, LogDirsFailed, run_broker
 
     async def main() -> None:
         stop = asyncio.Event()
@@ -68,5 +68,8 @@ def run(args: argparse.Namespace) -> int:
         return 2
     except (DataDirInUse, OSError) as error:
         print(f"odradek broker: cannot start: {error}", file=sys.stderr)
+        return 1
+    except LogDirsFailed as error:
+        print(f"odradek broker: halted: {error}", file=sys.stderr)
         return 1
     return 0

@@ -28,7 +28,7 @@ from odradek.cli.client_options import (
 )
 from odradek.cli.cluster_state import ClusterState, format_state, read_cluster_state
 from odradek.cli.etcd_process import EtcdTls
-from odradek.cli.local_cluster import LocalCluster
+from odradek.cli.local_cluster import LocalCluster, etcd_members_in
 from odradek.cli.text_table import format_table
 
 CRASH_CHECK_INTERVAL_S = 1.0
@@ -53,13 +53,22 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "up",
         help="start etcd and N brokers on this machine until Ctrl-C",
         description=(
-            "Start an etcd and N brokers as child processes on 127.0.0.1, each broker with its "
+            "Start etcd and N brokers as child processes on 127.0.0.1, each broker with its "
             "own data dir and ports, wait until all are ready, print the bootstrap servers and "
             "the cluster's state, and keep running. Ctrl-C or SIGTERM stops the brokers one at "
             "a time (controlled shutdown), then etcd."
         ),
     )
     up.add_argument("--brokers", type=positive_int, default=3, help="(default: 3)")
+    up.add_argument(
+        "--etcd-members",
+        type=positive_int,
+        default=1,
+        metavar="N",
+        help="etcd members to run, each broker given all of them; an odd number N keeps "
+        "working through the loss of (N-1)/2 members, 3 through the loss of one "
+        "(default: 1)",
+    )
     up.add_argument(
         "--racks",
         type=_racks,
@@ -76,8 +85,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     up.add_argument(
         "--base-port",
         type=int_at_least(1024),
-        help="broker i listens on P+i (Kafka) and P+100+i (HTTP), etcd on P+200 and P+201 "
-        "(default: free ports)",
+        help="broker i listens on P+i (Kafka) and P+100+i (HTTP), etcd member i on P+200+2i "
+        "(clients) and P+201+2i (peers) (default: free ports)",
     )
     up.add_argument(
         "--set",
@@ -97,7 +106,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     tls = up.add_argument_group(
         "etcd over TLS",
-        "serve etcd over https, requiring client certificates (all four options, PEM files)",
+        "serve etcd over https, requiring client certificates (all four options, PEM files; "
+        "a single etcd member only)",
     )
     for flag, text in _ETCD_TLS_FLAGS.items():
         tls.add_argument(f"--{flag}", type=Path, metavar="FILE", help=text)
@@ -147,10 +157,16 @@ def _read_state(args: argparse.Namespace) -> ClusterState:
 
 
 def _etcd_tls(args: argparse.Namespace) -> EtcdTls | None:
-    """The TLS etcd serves with: all four files, each readable, or none."""
+    """The TLS etcd serves with: all four files, each readable, or none (one member only)."""
     files = {flag: getattr(args, flag.replace("-", "_")) for flag in _ETCD_TLS_FLAGS}
     if not any(files.values()):
         return None
+    if args.etcd_members > 1:
+        given = ", ".join(f"--{flag}" for flag, path in files.items() if path is not None)
+        raise CliError(
+            f"{given} cannot be used with --etcd-members {args.etcd_members}: "
+            "only a single etcd member serves TLS"
+        )
     missing = [f"--{flag}" for flag, path in files.items() if path is None]
     if missing:
         raise CliError(f"etcd over TLS needs {', '.join(missing)} as well")
@@ -165,6 +181,18 @@ def _etcd_tls(args: argparse.Namespace) -> EtcdTls | None:
         client_cert=keystore,
         client_key=keystore,
     )
+
+
+def _check_reused_etcd(args: argparse.Namespace) -> None:
+    """Refuse to start etcd on a reused data dir in a way it cannot restart."""
+    found = etcd_members_in(args.data_dir)
+    if found and found != args.etcd_members:
+        raise CliError(f"{args.data_dir} holds {found} etcd member(s): use --etcd-members {found}")
+    if found > 1 and args.base_port is None:
+        raise CliError(
+            f"{args.data_dir} holds {found} etcd members, which find each other at the ports "
+            "they first ran on: use the --base-port they were started with"
+        )
 
 
 def _etcd_client_settings(tls: EtcdTls | None) -> dict[str, str]:
@@ -184,6 +212,8 @@ def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
 def _up(args: argparse.Namespace) -> int:
     etcd_tls = _etcd_tls(args)
     temporary = args.data_dir is None
+    if not temporary:
+        _check_reused_etcd(args)
     data_dir = Path(tempfile.mkdtemp(prefix="odradek-cluster-")) if temporary else args.data_dir
     cluster = LocalCluster(
         data_dir,
@@ -193,6 +223,7 @@ def _up(args: argparse.Namespace) -> int:
         settings={**_etcd_client_settings(etcd_tls), **dict(args.settings)},
         etcd_tls=etcd_tls,
         report=lambda message: status(args, message),
+        etcd_members=args.etcd_members,
     )
     signal.signal(signal.SIGTERM, _raise_interrupt)  # SIGINT raises KeyboardInterrupt already
     try:
@@ -212,19 +243,15 @@ def _up(args: argparse.Namespace) -> int:
 
 
 def _run_until_interrupted(args: argparse.Namespace, cluster: LocalCluster) -> None:
-    """Sleep until Ctrl-C or SIGTERM, saying so when a broker exits on its own (the others
-    keep running: a killed broker is how one tries failover)."""
-    reported: set[int] = set()
+    """Sleep until Ctrl-C or SIGTERM, saying so when a broker or etcd member exits on its
+    own (the others keep running: a killed one is how one tries failover)."""
+    reported: set[str] = set()
     while True:
         time.sleep(CRASH_CHECK_INTERVAL_S)
-        for broker, code in cluster.exited():
-            if broker.spec.node_id not in reported:
-                reported.add(broker.spec.node_id)
-                status(
-                    args,
-                    f"broker {broker.spec.node_id} exited with code {code} "
-                    f"(log: {broker.process.log_path})",
-                )
+        for child, code in cluster.exited():
+            if child.name not in reported:
+                reported.add(child.name)
+                status(args, f"{child.name} exited with code {code} (log: {child.log_path})")
 
 
 def _shut_down(args: argparse.Namespace, cluster: LocalCluster) -> None:
@@ -253,7 +280,7 @@ def _show_started(args: argparse.Namespace, cluster: LocalCluster, temporary: bo
     lines = [
         f"Bootstrap servers: {cluster.bootstrap_servers}",
         f"  export ODRADEK_BOOTSTRAP_SERVERS={cluster.bootstrap_servers}",
-        f"etcd: {cluster.etcd.endpoint}",
+        f"etcd: {cluster.etcd_endpoints}",
         f"Data: {cluster.data_dir} ({kept})",
         "",
         *format_state(state),
@@ -264,6 +291,11 @@ def _show_started(args: argparse.Namespace, cluster: LocalCluster, temporary: bo
                 (b.spec.node_id, b.process.pid, b.spec.http_port, b.process.log_path)
                 for b in cluster.brokers
             ),
+        ),
+        "",
+        *format_table(
+            ("ETCD", "PID", "CLIENT URL", "LOG"),
+            ((m.name, m.process.pid, m.endpoint, m.process.log_path) for m in cluster.etcd.members),
         ),
         "",
         "Press Ctrl-C to stop the cluster.",

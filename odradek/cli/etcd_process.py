@@ -1,14 +1,17 @@
 """etcd on loopback, each member with its own data dir: the coordination store of a local
 cluster (``odradek cluster up``, integration tests). A single member may serve its clients
 over TLS and require their certificates (``EtcdTls``); ``EtcdCluster`` runs several
-members as one cluster, so that tests can kill, pause and cut members and the leader."""
+members as one cluster (``odradek cluster up --etcd-members``), so that a member and the
+leader can be killed, paused and cut off."""
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import ssl
 import urllib.request
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -71,10 +74,16 @@ class EtcdProcess:
         name: str = "default",
         initial_cluster: str | None = None,
         extra_arguments: tuple[str, ...] = (),
+        run_as: int | None = None,
+        binary: str | None = None,
     ) -> None:
         """``initial_cluster`` (``name=peer URL,...``) makes it a member of a cluster; alone,
-        it is a cluster of one."""
+        it is a cluster of one. ``run_as`` runs it under that uid (root only), so that
+        firewall rules can single out its traffic; ``binary`` is the etcd to run (the one
+        on ``PATH`` by default)."""
         self.tls = tls
+        self.run_as = run_as
+        self.binary = binary
         self.name = name
         self.initial_cluster = initial_cluster
         self.extra_arguments = extra_arguments
@@ -92,13 +101,27 @@ class EtcdProcess:
         return f"{scheme}://127.0.0.1:{self.client_port}"
 
     @property
+    def endpoints(self) -> list[str]:
+        return [self.endpoint]
+
+    @property
+    def members(self) -> list[EtcdProcess]:
+        """Itself: a cluster of one, like ``EtcdCluster.members``."""
+        return [self]
+
+    @property
     def peer_url(self) -> str:
         return f"http://127.0.0.1:{self.peer_port}"
 
     def command(self) -> list[str]:
         client, peer = self.endpoint, self.peer_url
+        uid = self.run_as
+        as_user = (
+            [] if uid is None else ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups"]
+        )
         return [
-            find_etcd(),
+            *as_user,
+            self.binary or find_etcd(),
             f"--name={self.name}",
             f"--data-dir={self.data_dir}",
             f"--listen-client-urls={client}",
@@ -109,6 +132,10 @@ class EtcdProcess:
             "--listen-metrics-urls=",
             "--log-level=warn",
             "--logger=zap",
+            # Old revisions go: a broker whose watch falls behind them reads the whole
+            # prefix again.
+            "--auto-compaction-mode=periodic",
+            "--auto-compaction-retention=1h",
             *(self.tls.arguments() if self.tls is not None else []),
             *self.extra_arguments,
         ]
@@ -143,6 +170,8 @@ class EtcdProcess:
         """Start the process without waiting: a cluster's members are healthy only once
         enough of them run to elect a leader."""
         self.data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+        if self.run_as is not None:
+            os.chown(self.data_dir, self.run_as, self.run_as)
         self.process.argv = self.command()
         self.process.start()
 
@@ -154,12 +183,26 @@ class EtcdProcess:
 
 
 class EtcdCluster:
-    """``members`` etcd members on loopback forming one cluster (fresh ports, one data dir
-    each under ``directory``), with quick elections (``--heartbeat-interval=50``,
+    """``members`` etcd members on loopback forming one cluster (one data dir each under
+    ``directory``, ``etcd0``, ``etcd1``...), with quick elections (``--heartbeat-interval=50``,
     ``--election-timeout=500``) so a lost leader costs brokers well under a session."""
 
-    def __init__(self, directory: Path, members: int = 3) -> None:
-        ports = free_ports(2 * members)
+    def __init__(
+        self,
+        directory: Path,
+        members: int = 3,
+        run_as: Sequence[int] = (),
+        binary: str | None = None,
+        first_port: int | None = None,
+    ) -> None:
+        """``run_as``: a uid for each member; ``binary``: see ``EtcdProcess``; ``first_port``:
+        member i serves clients on first_port+2i and peers on first_port+2i+1 (free ports
+        by default)."""
+        ports = (
+            free_ports(2 * members)
+            if first_port is None
+            else list(range(first_port, first_port + 2 * members))
+        )
         self.members = [
             EtcdProcess(
                 directory / f"etcd{index}",
@@ -172,12 +215,15 @@ class EtcdCluster:
                     f"--initial-cluster-token=odradek-{directory.name}",
                     "--initial-cluster-state=new",
                 ),
+                run_as=run_as[index] if run_as else None,
+                binary=binary,
             )
             for index in range(members)
         ]
         initial = ",".join(f"{member.name}={member.peer_url}" for member in self.members)
         for member in self.members:
             member.initial_cluster = initial
+            member.process.name = f"etcd member {member.name}"
 
     @property
     def endpoints(self) -> list[str]:
@@ -195,7 +241,8 @@ class EtcdCluster:
         """The index of the member that leads now, as the members answering report it."""
         statuses = {index: _member_status(member) for index, member in enumerate(self.members)}
         answered = {index: status for index, status in statuses.items() if status is not None}
-        leaders = {status["leader"] for status in answered.values()}
+        # A member that knows no leader (cut off, or mid-election) leaves the field out.
+        leaders = {status["leader"] for status in answered.values() if status.get("leader")}
         return next(
             (i for i, status in answered.items() if status["header"]["member_id"] in leaders),
             None,

@@ -1,10 +1,13 @@
-"""A whole cluster on one machine: an etcd and N brokers as child processes.
+"""A whole cluster on one machine: etcd (one member or several) and N brokers as child
+processes.
 
 Each broker gets its own data dir (``<data-dir>/broker-<id>``), Kafka and HTTP
-ports and ``node.id``; racks are assigned round-robin. etcd may serve over TLS (the
-brokers' settings then name their client certificate). With a base port P,
-broker i listens on P+i (Kafka) and P+100+i (HTTP) and etcd on P+200 (clients)
-and P+201 (peers); without one, every port is a free one.
+ports and ``node.id``; racks are assigned round-robin. A single etcd may serve over
+TLS (the brokers' settings then name their client certificate); several members
+(``<data-dir>/etcd/etcd<i>``) serve plain http, and every broker is given all of them.
+With a base port P, broker i listens on P+i (Kafka) and P+100+i (HTTP) and etcd
+member i on P+200+2i (clients) and P+201+2i (peers); without one, every port is a
+free one.
 
 Brokers stop one at a time with SIGTERM, so each controlled shutdown can move
 its leaderships to brokers still running; etcd stops last.
@@ -21,11 +24,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from odradek.cli.child_process import ChildProcess, free_ports, http_status
-from odradek.cli.etcd_process import EtcdProcess, EtcdTls
+from odradek.cli.etcd_process import EtcdCluster, EtcdProcess, EtcdTls
 
 READY_TIMEOUT_S = 60.0
 HTTP_PORT_OFFSET = 100
 ETCD_PORT_OFFSET = 200
+ETCD_DIR = "etcd"
 REPLICATION_DEFAULT_CAP = 3
 # A broker stopping last may wait for leaderships no running broker can take.
 BROKER_STOP_TIMEOUT_S = 40.0
@@ -55,14 +59,14 @@ class BrokerSpec:
     def ready_url(self) -> str:
         return f"http://127.0.0.1:{self.http_port}/readyz"
 
-    def settings(self, etcd_endpoint: str) -> dict[str, str]:
-        """The broker keys that place it in the cluster."""
+    def settings(self, etcd_endpoints: str) -> dict[str, str]:
+        """The broker keys that place it in the cluster (``etcd_endpoints`` comma-separated)."""
         settings = {
             "node.id": str(self.node_id),
             "listeners": f"PLAINTEXT://{self.bootstrap}",
             "http.listener": f"127.0.0.1:{self.http_port}",
             "log.dirs": str(self.data_dir),
-            "etcd.endpoints": etcd_endpoint,
+            "etcd.endpoints": etcd_endpoints,
         }
         if self.rack:
             settings["broker.rack"] = self.rack
@@ -126,6 +130,27 @@ class LocalBroker:
         return http_status(self.spec.ready_url) == 200
 
 
+def etcd_members_in(data_dir: Path) -> int:
+    """How many etcd members a local cluster left data for in ``data_dir`` (0: none)."""
+    etcd_dir = data_dir / ETCD_DIR
+    if (etcd_dir / "member").is_dir():
+        return 1
+    return len(list(etcd_dir.glob("etcd*/member")))
+
+
+def local_etcd(
+    directory: Path, members: int, base_port: int | None, tls: EtcdTls | None
+) -> EtcdProcess | EtcdCluster:
+    """One etcd in ``directory`` (serving ``tls`` if given), or ``members`` of them in its
+    subdirectories; from port P+200 on with a base port P."""
+    first_port = base_port + ETCD_PORT_OFFSET if base_port else None
+    if members == 1:
+        return EtcdProcess(directory, first_port, first_port + 1 if first_port else None, tls)
+    if tls is not None:
+        raise ValueError("only a single etcd member serves TLS")
+    return EtcdCluster(directory, members, first_port=first_port)
+
+
 class LocalCluster:
     """etcd plus brokers under one data dir; ``report`` receives progress lines."""
 
@@ -138,16 +163,14 @@ class LocalCluster:
         settings: Mapping[str, str] | None = None,
         etcd_tls: EtcdTls | None = None,
         report: Report = _silent,
+        etcd_members: int = 1,
     ) -> None:
+        """``etcd_tls`` needs ``etcd_members`` 1."""
         self.data_dir = data_dir
         self.report = report
-        self.etcd = EtcdProcess(
-            data_dir / "etcd",
-            base_port + ETCD_PORT_OFFSET if base_port else None,
-            base_port + ETCD_PORT_OFFSET + 1 if base_port else None,
-            etcd_tls,
-        )
-        etcd_ports = {self.etcd.client_port, self.etcd.peer_port}
+        self.etcd_dir = data_dir / ETCD_DIR
+        self.etcd = local_etcd(self.etcd_dir, etcd_members, base_port, etcd_tls)
+        etcd_ports = {port for m in self.etcd.members for port in (m.client_port, m.peer_port)}
         self.specs = plan_brokers(brokers, data_dir, racks, base_port, exclude=etcd_ports)
         self.settings = {**cluster_defaults(brokers), **(settings or {})}
         self.brokers: list[LocalBroker] = []
@@ -156,14 +179,21 @@ class LocalCluster:
     def bootstrap_servers(self) -> str:
         return ",".join(spec.bootstrap for spec in self.specs)
 
+    @property
+    def etcd_endpoints(self) -> str:
+        """Every etcd member's client URL, comma-separated as ``etcd.endpoints`` takes them."""
+        return ",".join(self.etcd.endpoints)
+
     def start(self, timeout: float = READY_TIMEOUT_S) -> None:
         """Start etcd, then every broker; return once all answer /readyz."""
-        self.report(f"starting etcd (data in {self.etcd.data_dir})")
+        members = len(self.etcd.members)
+        what = "etcd" if members == 1 else f"{members} etcd members"
+        self.report(f"starting {what} (data in {self.etcd_dir})")
         started = time.monotonic()
         self.etcd.start()
-        self.report(f"etcd ready at {self.etcd.endpoint} in {time.monotonic() - started:.1f} s")
+        self.report(f"etcd ready at {self.etcd_endpoints} in {time.monotonic() - started:.1f} s")
         for spec in self.specs:
-            broker = LocalBroker(spec, {**self.settings, **spec.settings(self.etcd.endpoint)})
+            broker = LocalBroker(spec, {**self.settings, **spec.settings(self.etcd_endpoints)})
             self.brokers.append(broker)
             rack = f", rack {spec.rack}" if spec.rack else ""
             self.report(f"starting broker {spec.node_id} on {spec.bootstrap}{rack}")
@@ -172,12 +202,14 @@ class LocalCluster:
             broker.process.wait_ready(broker.is_ready, timeout)
             self.report(f"broker {broker.spec.node_id} ready in {time.monotonic() - started:.1f} s")
 
-    def exited(self) -> list[tuple[LocalBroker, int | None]]:
-        """Brokers that stopped on their own, with their exit codes."""
+    def exited(self) -> list[tuple[ChildProcess, int | None]]:
+        """Brokers and etcd members that stopped on their own, with their exit codes."""
+        children = [broker.process for broker in self.brokers]
+        children += [member.process for member in self.etcd.members]
         return [
-            (broker, broker.process.process.returncode if broker.process.process else None)
-            for broker in self.brokers
-            if not broker.process.is_running()
+            (child, child.process.returncode if child.process else None)
+            for child in children
+            if not child.is_running()
         ]
 
     def stop(self) -> None:
@@ -192,7 +224,7 @@ class LocalCluster:
                 f"broker {broker.spec.node_id} stopped (exit code {code}) "
                 f"in {time.monotonic() - began:.1f} s"
             )
-        if self.etcd.process.is_running():
+        if any(member.process.is_running() for member in self.etcd.members):
             self.report("stopping etcd")
             self.etcd.stop()
         self.report("cluster stopped")

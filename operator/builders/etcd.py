@@ -19,6 +19,7 @@ from .meta import Obj, Owner, labels, metadata, selector_labels
 from .pod_defaults import CONTAINER_SECURITY_CONTEXT, POD_SECURITY_CONTEXT, field_env
 
 DATA_DIR = "/var/lib/etcd"
+ETCD_COMPACTION_RETENTION = "1h"
 CERTS_DIR = "/etc/etcd/certs"
 
 
@@ -61,6 +62,10 @@ def etcd_statefulset(owner: Owner, etcd: ManagedEtcd, tls: bool = False) -> Obj:
             f"--initial-cluster={members}",
             "--initial-cluster-state=new",
             f"--initial-cluster-token={owner.namespace}-{owner.name}",
+            # Old revisions go: brokers whose watch falls behind them read the whole
+            # prefix again (docs/cluster.md#etcd-faults).
+            "--auto-compaction-mode=periodic",
+            f"--auto-compaction-retention={ETCD_COMPACTION_RETENTION}",
             *(_tls_flags() if tls else []),
         ],
         "env": [field_env("POD_NAME", "metadata.name")],

@@ -1,6 +1,7 @@
-"""A real cluster for integration tests: one etcd and N `odradek broker` processes.
+"""A real cluster for integration tests: an etcd and N `odradek broker` processes.
 
-``Cluster`` starts brokers joined through an etcd (``odradek.cli.etcd_process``),
+``Cluster`` starts brokers joined through an etcd (``odradek.cli.etcd_process``: one
+member, or an ``EtcdCluster`` of several whose every member the brokers are given),
 each a ``broker_process.Broker`` with its own data dir, ports, ``node.id`` and,
 optionally, rack. Faults: ``kill`` (SIGKILL), ``pause``/``resume``
 (SIGSTOP/SIGCONT), ``restart`` on the same data dir or an emptied one. State
@@ -30,7 +31,7 @@ from kafka_wire import LATEST_TIMESTAMP, WireClient
 
 from odradek.cli.child_process import wait_until
 from odradek.cli.cluster_state import BrokerInfo, ClusterState, PartitionInfo
-from odradek.cli.etcd_process import EtcdProcess, EtcdTls
+from odradek.cli.etcd_process import EtcdCluster, EtcdProcess, EtcdTls
 
 # Short sessions so that failures are noticed within a few seconds.
 FAST_FAILOVER = {
@@ -67,7 +68,7 @@ class Cluster:
     def __init__(
         self,
         workdir: Path,
-        etcd: EtcdProcess,
+        etcd: EtcdProcess | EtcdCluster,
         brokers: int,
         racks: Sequence[str] = (),
         settings: Mapping[str, str] | None = None,
@@ -86,7 +87,7 @@ class Cluster:
                 **FAST_FAILOVER,
                 **(settings or {}),
                 "node.id": str(node_id),
-                "etcd.endpoints": etcd.endpoint,
+                "etcd.endpoints": ",".join(etcd.endpoints),
             }
             if racks:
                 node_settings["broker.rack"] = racks[node_id % len(racks)]

@@ -20,10 +20,20 @@ import pytest
 from broker_process import odradek_command
 from certificates import certificate_authority, issue
 from confluent_kafka.admin import AdminClient, NewTopic
+from kafka_clients import BEGINNING, ConfluentClient, OutRecord
 
 from odradek.cli.child_process import wait_until
 
 START_TIMEOUT_S = 90.0
+
+
+@dataclass(frozen=True)
+class EtcdMember:
+    """A row of the etcd table ``cluster up`` prints."""
+
+    name: str
+    pid: int
+    url: str
 
 
 @dataclass
@@ -34,7 +44,11 @@ class UpProcess:
     bootstrap: str = ""
     data_dir: Path = Path()
     broker_pids: dict[int, int] = field(default_factory=dict)
+    etcd_members: list[EtcdMember] = field(default_factory=list)
     lines: list[str] = field(default_factory=list)
+
+    def pids(self) -> list[int]:
+        return [*self.broker_pids.values(), *(member.pid for member in self.etcd_members)]
 
 
 def _read_until_started(up: UpProcess) -> None:
@@ -52,6 +66,8 @@ def _read_until_started(up: UpProcess) -> None:
             up.data_dir = Path(line.split()[1])
         elif line.startswith("ID PID"):
             process_rows = True
+        elif member := re.match(r"(\S+)\s+(\d+)\s+(https?://\S+)\s", line):
+            up.etcd_members.append(EtcdMember(member[1], int(member[2]), member[3]))
         elif process_rows and (row := re.match(r"(\d+)\s+(\d+)\s", line)):
             up.broker_pids[int(row[1])] = int(row[2])
         elif line.startswith("Press Ctrl-C"):
@@ -69,7 +85,7 @@ def _ours(pid: int, data_dir: Path) -> bool:
 
 @contextlib.contextmanager
 def cluster_up(*options: str) -> Iterator[UpProcess]:
-    """Runs ``odradek cluster up``; on the way out stops it and kills any broker it left."""
+    """Runs ``odradek cluster up``; on the way out stops it and kills any process it left."""
     process = subprocess.Popen(
         [*odradek_command(), "cluster", "up", *options],
         stdout=subprocess.PIPE,
@@ -90,7 +106,7 @@ def cluster_up(*options: str) -> Iterator[UpProcess]:
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait()
-        for pid in up.broker_pids.values():
+        for pid in up.pids():
             if _ours(pid, up.data_dir):
                 os.killpg(pid, signal.SIGKILL)
 
@@ -183,3 +199,91 @@ def test_cluster_up_refuses_part_of_the_etcd_tls_options(tmp_path: Path) -> None
         "etcd over TLS needs --etcd-key-file, --etcd-trusted-ca-file, --etcd-client-keystore"
         " as well"
     ), result.stderr
+
+
+def _etcd_leader(members: list[EtcdMember]) -> EtcdMember:
+    """The member that leads, as etcd's ``/v3/maintenance/status`` reports it."""
+    for member in members:
+        request = urllib.request.Request(
+            f"{member.url}/v3/maintenance/status", data=b"{}", method="POST"
+        )
+        with urllib.request.urlopen(request, timeout=5) as response:
+            answer = json.load(response)
+        if answer["header"]["member_id"] == answer["leader"]:
+            return member
+    raise AssertionError(f"no etcd member leads: {members}")
+
+
+@pytest.mark.slow
+def test_cluster_up_with_three_etcd_members_keeps_serving_after_the_etcd_leader_is_killed() -> None:
+    with cluster_up("--brokers", "3", "--etcd-members", "3") as up:
+        endpoints = next(line for line in up.lines if line.startswith("etcd: ")).split()[1]
+        assert endpoints.split(",") == [member.url for member in up.etcd_members], up.lines
+        assert [member.name for member in up.etcd_members] == ["etcd0", "etcd1", "etcd2"]
+        admin = AdminClient({"bootstrap.servers": up.bootstrap, "log_level": 0})
+        admin.create_topics([NewTopic("events", 1, 3)])["events"].result(timeout=30)
+        client = ConfluentClient()
+        records = [OutRecord(b"k", f"v{i}".encode()) for i in range(5)]
+        assert client.produce(up.bootstrap, "events", 0, records, acks="all") == [0, 1, 2, 3, 4]
+        consumed = client.consume(up.bootstrap, "events", 0, BEGINNING, 5)
+        assert [record.value for record in consumed] == [record.value for record in records]
+
+        leader = _etcd_leader(up.etcd_members)
+        os.killpg(leader.pid, signal.SIGKILL)
+        # Gone from /proc once cluster up has reaped it, which is when it reports the exit.
+        wait_until(lambda: not Path(f"/proc/{leader.pid}").exists(), 10, "etcd member reaped")
+
+        report = status(up.bootstrap)
+        assert re.search(r"3 broker\(s\), controller [012]", report), report
+        assert "Offline partitions: none" in report, report
+        assert client.produce(up.bootstrap, "events", 0, records[:1], acks="all") == [5]
+        up.process.send_signal(signal.SIGTERM)
+        assert up.process.wait(60) == 0
+        assert up.process.stdout is not None
+        rest = up.process.stdout.read()
+        assert f"etcd member {leader.name} exited with code -9" in rest, rest
+        assert not any(_ours(pid, up.data_dir) for pid in up.pids())
+
+
+def test_cluster_up_refuses_etcd_tls_with_several_etcd_members(tmp_path: Path) -> None:
+    result = subprocess.run(
+        [
+            *odradek_command(),
+            "cluster",
+            "up",
+            "--etcd-members",
+            "3",
+            f"--etcd-cert-file={tmp_path}",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 1
+    assert result.stderr.strip().endswith(
+        "--etcd-cert-file cannot be used with --etcd-members 3:"
+        " only a single etcd member serves TLS"
+    ), result.stderr
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (("--etcd-members", "1"), "holds 3 etcd member(s): use --etcd-members 3"),
+        (("--etcd-members", "3"), "use the --base-port they were started with"),
+    ],
+    ids=["another member count", "no base port"],
+)
+def test_cluster_up_refuses_a_data_dir_its_etcd_members_cannot_restart_from(
+    tmp_path: Path, options: tuple[str, ...], message: str
+) -> None:
+    for member in range(3):
+        (tmp_path / "etcd" / f"etcd{member}" / "member").mkdir(parents=True)
+    result = subprocess.run(
+        [*odradek_command(), "cluster", "up", f"--data-dir={tmp_path}", *options],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 1
+    assert result.stderr.strip().endswith(message), result.stderr

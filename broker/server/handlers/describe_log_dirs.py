@@ -1,6 +1,8 @@
 """DescribeLogDirs v1-5: each of this broker's log directories, the replicas it holds
 (and the copies of replicas moving into it, as future replicas) with their sizes and
 offset lag, and its total and usable bytes (v4+). No directory is cordoned (v5, KIP-1066).
+A directory an I/O error took offline is answered with KAFKA_STORAGE_ERROR, no replicas and
+unknown sizes (-1), as Kafka answers it.
 """
 
 from __future__ import annotations
@@ -33,7 +35,11 @@ async def handle(context: BrokerContext, request: Request) -> dict[str, Any]:
         for replica in partition.log_dirs():
             by_topic = held.setdefault(replica.log_dir, {})
             by_topic.setdefault(key.topic, []).append(_entry(key.partition, replica))
-    results = [_result(log_dir, by_topic) for log_dir, by_topic in held.items()]
+    offline = context.replicas.offline_log_dirs
+    results = [
+        _offline(log_dir) if log_dir in offline else _result(log_dir, by_topic)
+        for log_dir, by_topic in held.items()
+    ]
     return {"throttle_time": 0, "error_code": ErrorCode.none, "results": results}
 
 
@@ -54,5 +60,16 @@ def _result(log_dir: Path, by_topic: dict[str, list[dict[str, Any]]]) -> dict[st
         "topics": [{"name": name, "partitions": items} for name, items in by_topic.items()],
         "total_bytes": usage.f_blocks * usage.f_frsize,
         "usable_bytes": usage.f_bavail * usage.f_frsize,
+        "is_cordoned": False,
+    }
+
+
+def _offline(log_dir: Path) -> dict[str, Any]:
+    return {
+        "error_code": ErrorCode.kafka_storage_error,
+        "log_dir": str(log_dir),
+        "topics": [],
+        "total_bytes": -1,
+        "usable_bytes": -1,
         "is_cordoned": False,
     }

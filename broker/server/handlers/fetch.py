@@ -69,6 +69,7 @@ async def handle(context: BrokerContext, request: Request) -> EncodedResponse:
         waiters = _change_waiters(context, requested)
         if not waiters:
             break
+        context.requests.leave(request.connection_id)  # Kafka's fetch purgatory
         await asyncio.wait(waiters, timeout=remaining, return_when=asyncio.FIRST_COMPLETED)
     throttle_ms = 0
     if quota:

@@ -47,6 +47,7 @@ async def handle(context: BrokerContext, request: Request) -> dict[str, Any]:
         protocols=tuple((p.name, p.metadata) for p in body.protocols),
         require_known_member_id=request.header.api_version >= MEMBER_ID_REQUIRED_VERSION,
     )
+    context.requests.leave(request.connection_id)  # it may wait for the whole rebalance
     result = await context.groups.join(body.group_id, join)
     return {
         "throttle_time": 0,

@@ -4,7 +4,6 @@ describe, filtered by state, producer id and (v1) how long they have been runnin
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 from odradek.broker.protocol.errors import ErrorCode, KafkaError
@@ -21,7 +20,7 @@ async def handle(context: BrokerContext, request: Request) -> dict[str, Any]:
     states = set(body.state_filters)
     producers = set(body.producer_id_filters)
     min_duration_ms = getattr(body, "duration_filter", -1)
-    now_ms = int(time.time() * 1000)
+    now_ms = context.transactions.now_ms()
     try:
         found = context.transactions.list_transactions()
     except KafkaError as error:

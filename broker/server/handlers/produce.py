@@ -85,8 +85,11 @@ async def handle(context: BrokerContext, request: Request) -> EncodedResponse | 
                 )
             topic.partitions.append(produced)
         topics.append(topic)
-    # acks=all: answer once the high watermark passed every batch (or time ran out).
-    await asyncio.gather(*commits)
+    # acks=all: answer once the high watermark passed every batch (or time ran out),
+    # waiting outside queued.max.requests as in Kafka's produce purgatory.
+    if commits:
+        context.requests.leave(request.connection_id)
+        await asyncio.gather(*commits)
     throttle_ms = context.quotas.record(
         QuotaType.PRODUCE, request.principal, request.header.client_id, request.size
     )

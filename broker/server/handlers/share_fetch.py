@@ -104,6 +104,7 @@ async def _fetch(
         )
         if not waiters:
             return results
+        context.requests.leave(request.connection_id)  # Kafka's share fetch purgatory
         await asyncio.wait(waiters, timeout=remaining, return_when=asyncio.FIRST_COMPLETED)
 
 

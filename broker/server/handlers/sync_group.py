@@ -31,6 +31,7 @@ async def handle(context: BrokerContext, request: Request) -> dict[str, Any]:
         protocol_name=getattr(body, "protocol_name", None),
         assignments={item.member_id: item.assignment for item in body.assignments},
     )
+    context.requests.leave(request.connection_id)  # a follower waits for the leader's sync
     result = await context.groups.sync(body.group_id, sync)
     return {
         "throttle_time": 0,

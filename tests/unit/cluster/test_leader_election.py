@@ -109,3 +109,23 @@ def test_a_broker_holds_partitions_it_leads_or_is_in_sync_for_under_a_leader() -
     # The kept ISR of a leaderless partition does not hold its member back: once
     # unfenced it leads the partition again.
     assert not holds_partitions(image, 2)
+
+
+def test_replicas_in_an_offline_log_dir_lose_leadership_and_isr_places_only_there() -> None:
+    brokers = {node: BrokerRegistration(node, "h", 9092) for node in range(3)}
+    brokers[0] = BrokerRegistration(0, "h", 9092, offline_replicas=frozenset({("t", 0)}))
+    partitions = (
+        PartitionState(0, (0, 1, 2), 0, 3, (0, 1, 2)),
+        PartitionState(1, (0, 1, 2), 0, 3, (0, 1, 2)),
+    )
+    image = MetadataImage("c", 0, brokers, {"t": TopicMetadata("t", uuid.uuid4(), partitions)})
+    changes = plan_elections(image, {0, 1, 2}, set(), lambda _: False)
+    assert [(topic, new) for topic, _, new in changes] == [
+        ("t", PartitionState(0, (0, 1, 2), 1, 4, (1, 2)))
+    ]
+    # Even while still listed in sync, an offline preferred replica gets no leadership back.
+    led_elsewhere = PartitionState(0, (0, 1, 2), 1, 4, (0, 1, 2))
+    moved = image.with_topic(
+        TopicMetadata("t", image.topics["t"].topic_id, (led_elsewhere, partitions[1]))
+    )
+    assert [new for _, _, new in plan_preferred_leaders(moved, {0, 1, 2})] == []

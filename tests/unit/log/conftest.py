@@ -23,7 +23,7 @@ def open_log(tmp_path: Path, clock: FakeClock) -> Iterator[OpenLog]:
 
     def _open(config: LogConfig | None = None, directory: Path | None = None) -> PartitionLog:
         path = directory or tmp_path / "topic-0"
-        log = PartitionLog.open(path, config or LogConfig(), clock=clock)
+        log = PartitionLog.open(path, config or LogConfig(), clock=clock, monotonic=clock.monotonic)
         opened.append(log)
         return log
 

@@ -15,15 +15,25 @@ OpenLog = Callable[..., PartitionLog]  # the open_log fixture: (config=None, dir
 
 
 class FakeClock:
-    """A clock (seconds, like time.time) that moves only when told."""
+    """A wall clock (seconds, like time.time) and a monotonic one that move only when told."""
 
     def __init__(self) -> None:
         self.now = NOW_MS / 1000
+        self.elapsed = 0.0
 
     def __call__(self) -> float:
         return self.now
 
+    def monotonic(self) -> float:
+        return self.elapsed
+
     def advance_ms(self, ms: int) -> None:
+        """Let time pass: both clocks move."""
+        self.now += ms / 1000
+        self.elapsed += ms / 1000
+
+    def step_ms(self, ms: int) -> None:
+        """Step the wall clock alone (forward or back), as NTP or an operator's date does."""
         self.now += ms / 1000
 
 

@@ -90,7 +90,7 @@ def test_the_log_start_offset_survives_a_restart(open_log: OpenLog) -> None:
 
 
 def test_deleted_segments_stay_readable_through_open_handles_until_the_delay(
-    open_log: OpenLog, tmp_path: Path
+    open_log: OpenLog, tmp_path: Path, clock: FakeClock
 ) -> None:
     log = filled(open_log, small(retention_bytes=0, file_delete_delay_ms=1000), [NOW_MS] * 4)
     region = log.read(0, 1 << 20).regions[0]
@@ -100,6 +100,7 @@ def test_deleted_segments_stay_readable_through_open_handles_until_the_delay(
 
     assert not (tmp_path / "topic-0" / "00000000000000000000.log").exists()
     assert region_bytes_of(region) == sent  # a fetch response still sending it completes
+    clock.advance_ms(1000)
     log.delete_retention_segments(NOW_MS + 1000)
     assert region.file.closed
 
