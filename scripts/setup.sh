@@ -64,7 +64,6 @@ fi
 say "Apache Kafka's jars in $(python3 bench/kafka_dist.py)"
 say "Apicurio Registry (tests/integration/test_schema_registry.py) in $(bash scripts/fetch-apicurio-registry.sh)"
 say "franz-go's kgo test binary (built once, cached): $(bash scripts/fetch-franz-go-tests.sh)"
-say "etcd with the lease fix the etcd fault test needs (built once, cached): $(bash scripts/fetch-etcd.sh)"
 
 # helm renders and lints the chart in the tests; built from the Go module proxy once.
 HELM_VERSION=v3.16.2

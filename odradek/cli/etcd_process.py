@@ -239,14 +239,7 @@ class EtcdCluster:
 
     def leader(self) -> int | None:
         """The index of the member that leads now, as the members answering report it."""
-        statuses = {index: _member_status(member) for index, member in enumerate(self.members)}
-        answered = {index: status for index, status in statuses.items() if status is not None}
-        # A member that knows no leader (cut off, or mid-election) leaves the field out.
-        leaders = {status["leader"] for status in answered.values() if status.get("leader")}
-        return next(
-            (i for i, status in answered.items() if status["header"]["member_id"] in leaders),
-            None,
-        )
+        return leader_among(self.endpoints)
 
     def stop(self) -> None:
         for member in self.members:
@@ -257,11 +250,21 @@ class EtcdCluster:
             member.kill()
 
 
-def _member_status(member: EtcdProcess) -> dict[str, Any] | None:
-    """etcd's ``/v3/maintenance/status`` of one member (None if it does not answer)."""
-    request = urllib.request.Request(
-        f"{member.endpoint}/v3/maintenance/status", data=b"{}", method="POST"
+def leader_among(endpoints: Sequence[str]) -> int | None:
+    """The index of the client URL whose etcd member leads now, as the members answering
+    report it (None while none knows a leader)."""
+    statuses = {index: _member_status(endpoint) for index, endpoint in enumerate(endpoints)}
+    answered = {index: status for index, status in statuses.items() if status is not None}
+    # A member that knows no leader (cut off, or mid-election) leaves the field out.
+    leaders = {status["leader"] for status in answered.values() if status.get("leader")}
+    return next(
+        (i for i, status in answered.items() if status["header"]["member_id"] in leaders), None
     )
+
+
+def _member_status(endpoint: str) -> dict[str, Any] | None:
+    """etcd's ``/v3/maintenance/status`` of one member (None if it does not answer)."""
+    request = urllib.request.Request(f"{endpoint}/v3/maintenance/status", data=b"{}", method="POST")
     try:
         with urllib.request.urlopen(request, timeout=1.0) as response:
             answer: dict[str, Any] = json.load(response)

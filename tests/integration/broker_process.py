@@ -23,7 +23,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Protocol
 
@@ -322,6 +322,19 @@ def metric_sum(metrics_text: str, name: str, **labels: str) -> float:
         if metric == name and all(f'{k}="{v}"' in label_text for k, v in labels.items()):
             total += float(value)
     return total
+
+
+def terminate_all(processes: Sequence[subprocess.Popen[bytes]], grace_s: float) -> None:
+    """SIGTERM each process still running, then SIGKILL those not gone within ``grace_s``."""
+    for process in processes:
+        if process.poll() is None:
+            process.send_signal(signal.SIGTERM)
+    for process in processes:
+        try:
+            process.wait(grace_s)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
 
 
 def unique_name(prefix: str) -> str:

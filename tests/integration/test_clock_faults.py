@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from broker_process import BrokerFactory, unique_name
+from broker_process import BrokerFactory, terminate_all, unique_name
 from confluent_kafka import Producer
 from group_members import GROUP_SETTINGS
 from kafka_wire import WireClient
@@ -89,15 +89,7 @@ def clients() -> Iterator[list[subprocess.Popen[bytes]]]:
     """The load processes a test starts; stopped (SIGTERM, then SIGKILL) at teardown."""
     started: list[subprocess.Popen[bytes]] = []
     yield started
-    for process in started:
-        if process.poll() is None:
-            process.send_signal(signal.SIGTERM)
-    for process in started:
-        try:
-            process.wait(15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+    terminate_all(started, 15)
 
 
 def spawn(argv: list[str], output: Path) -> subprocess.Popen[bytes]:

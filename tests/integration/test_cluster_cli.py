@@ -23,6 +23,7 @@ from confluent_kafka.admin import AdminClient, NewTopic
 from kafka_clients import BEGINNING, ConfluentClient, OutRecord
 
 from odradek.cli.child_process import wait_until
+from odradek.cli.etcd_process import leader_among
 
 START_TIMEOUT_S = 90.0
 
@@ -187,31 +188,24 @@ def test_cluster_up_serves_etcd_over_tls_to_brokers_showing_their_client_certifi
             assert json.loads(health.read())["health"] == "true"
 
 
-def test_cluster_up_refuses_part_of_the_etcd_tls_options(tmp_path: Path) -> None:
+def refusal(*options: str) -> str:
+    """What ``odradek cluster up`` with ``options`` says as it refuses them (exit status 1)."""
     result = subprocess.run(
-        [*odradek_command(), "cluster", "up", f"--etcd-cert-file={tmp_path}"],
+        [*odradek_command(), "cluster", "up", *options],
         capture_output=True,
         text=True,
         timeout=60,
     )
-    assert result.returncode == 1
-    assert result.stderr.strip().endswith(
+    assert result.returncode == 1, result
+    return result.stderr.strip()
+
+
+def test_cluster_up_refuses_part_of_the_etcd_tls_options(tmp_path: Path) -> None:
+    said = refusal(f"--etcd-cert-file={tmp_path}")
+    assert said.endswith(
         "etcd over TLS needs --etcd-key-file, --etcd-trusted-ca-file, --etcd-client-keystore"
         " as well"
-    ), result.stderr
-
-
-def _etcd_leader(members: list[EtcdMember]) -> EtcdMember:
-    """The member that leads, as etcd's ``/v3/maintenance/status`` reports it."""
-    for member in members:
-        request = urllib.request.Request(
-            f"{member.url}/v3/maintenance/status", data=b"{}", method="POST"
-        )
-        with urllib.request.urlopen(request, timeout=5) as response:
-            answer = json.load(response)
-        if answer["header"]["member_id"] == answer["leader"]:
-            return member
-    raise AssertionError(f"no etcd member leads: {members}")
+    ), said
 
 
 @pytest.mark.slow
@@ -228,7 +222,9 @@ def test_cluster_up_with_three_etcd_members_keeps_serving_after_the_etcd_leader_
         consumed = client.consume(up.bootstrap, "events", 0, BEGINNING, 5)
         assert [record.value for record in consumed] == [record.value for record in records]
 
-        leader = _etcd_leader(up.etcd_members)
+        index = leader_among([member.url for member in up.etcd_members])
+        assert index is not None, "no etcd member leads"
+        leader = up.etcd_members[index]
         os.killpg(leader.pid, signal.SIGKILL)
         # Gone from /proc once cluster up has reaped it, which is when it reports the exit.
         wait_until(lambda: not Path(f"/proc/{leader.pid}").exists(), 10, "etcd member reaped")
@@ -246,24 +242,11 @@ def test_cluster_up_with_three_etcd_members_keeps_serving_after_the_etcd_leader_
 
 
 def test_cluster_up_refuses_etcd_tls_with_several_etcd_members(tmp_path: Path) -> None:
-    result = subprocess.run(
-        [
-            *odradek_command(),
-            "cluster",
-            "up",
-            "--etcd-members",
-            "3",
-            f"--etcd-cert-file={tmp_path}",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert result.returncode == 1
-    assert result.stderr.strip().endswith(
+    said = refusal("--etcd-members", "3", f"--etcd-cert-file={tmp_path}")
+    assert said.endswith(
         "--etcd-cert-file cannot be used with --etcd-members 3:"
         " only a single etcd member serves TLS"
-    ), result.stderr
+    ), said
 
 
 @pytest.mark.parametrize(
@@ -279,11 +262,5 @@ def test_cluster_up_refuses_a_data_dir_its_etcd_members_cannot_restart_from(
 ) -> None:
     for member in range(3):
         (tmp_path / "etcd" / f"etcd{member}" / "member").mkdir(parents=True)
-    result = subprocess.run(
-        [*odradek_command(), "cluster", "up", f"--data-dir={tmp_path}", *options],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert result.returncode == 1
-    assert result.stderr.strip().endswith(message), result.stderr
+    said = refusal(f"--data-dir={tmp_path}", *options)
+    assert said.endswith(message), said

@@ -43,7 +43,7 @@ from pathlib import Path
 
 import confluent_kafka
 import pytest
-from broker_process import BrokerFactory, unique_name
+from broker_process import BrokerFactory, terminate_all, unique_name
 from kafka_clients import BEGINNING, ConfluentClient
 from kafka_wire import LATEST_TIMESTAMP, WireClient, build_batch, parse_batches
 from replica_logs import BatchProducer
@@ -232,15 +232,7 @@ def producer_processes(
         return started
 
     yield start
-    for process in started:
-        if process.poll() is None:
-            process.send_signal(signal.SIGTERM)
-    for process in started:
-        try:
-            process.wait(15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+    terminate_all(started, 15)
 
 
 @pytest.mark.slow

@@ -12,7 +12,7 @@ import asyncio
 from pathlib import Path
 
 import pytest
-from kafka.record.default_records import DefaultRecordBatchBuilder
+from partition_testing import one_record_batch
 
 from odradek.broker.cluster.metadata_image import PartitionState
 from odradek.broker.cluster.partition import Partition, PartitionKey
@@ -20,12 +20,6 @@ from odradek.broker.log import LogConfig, PartitionLog
 from odradek.broker.protocol.errors import ErrorCode, KafkaError
 
 LEADER, FOLLOWER = 0, 1
-
-
-def one_record_batch() -> bytes:
-    builder = DefaultRecordBatchBuilder(2, 0, False, -1, -1, -1, batch_size=1 << 20)
-    builder.append(0, timestamp=1_700_000_000_000, key=None, value=b"x", headers=[])
-    return bytes(builder.build())
 
 
 def leader_with_a_follower_in_sync(tmp_path: Path) -> Partition:

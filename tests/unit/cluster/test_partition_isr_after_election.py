@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from kafka.record.default_records import DefaultRecordBatchBuilder
+from partition_testing import one_record_batch
 
 from odradek.broker.cluster.metadata_image import PartitionState
 from odradek.broker.cluster.partition import Partition, PartitionKey
@@ -18,12 +18,6 @@ from odradek.broker.log import LogConfig, PartitionLog
 
 LAG_MAX_S = 3.0
 NODE = 2
-
-
-def one_record_batch() -> bytes:
-    builder = DefaultRecordBatchBuilder(2, 0, False, -1, -1, -1, batch_size=1 << 20)
-    builder.append(0, timestamp=1_700_000_000_000, key=None, value=b"x", headers=[])
-    return bytes(builder.build())
 
 
 class FakeClock:

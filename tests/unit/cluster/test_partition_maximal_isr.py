@@ -12,7 +12,7 @@ import asyncio
 from dataclasses import replace
 from pathlib import Path
 
-from kafka.record.default_records import DefaultRecordBatchBuilder
+from partition_testing import one_record_batch
 
 from odradek.broker.cluster.metadata_image import PartitionState
 from odradek.broker.cluster.partition import Partition, PartitionKey
@@ -20,12 +20,6 @@ from odradek.broker.log import LogConfig, PartitionLog
 
 LEADER, FOLLOWER = 0, 1
 LAG_MAX_S = 10.0
-
-
-def one_record_batch() -> bytes:
-    builder = DefaultRecordBatchBuilder(2, 0, False, -1, -1, -1, batch_size=1 << 20)
-    builder.append(0, timestamp=1_700_000_000_000, key=None, value=b"x", headers=[])
-    return bytes(builder.build())
 
 
 def leader_alone(tmp_path: Path) -> Partition:

@@ -23,6 +23,7 @@ from batch_builder import NOW_MS, build_batch
 from log_testing import OpenLog, abandon, read_batches
 
 from odradek.broker.log import LogConfig, LogManager, PartitionLog
+from odradek.broker.log.segment import LogSegment
 from odradek.broker.protocol.errors import ErrorCode, KafkaError
 
 PRODUCER_ID, EPOCH = 7, 0
@@ -123,33 +124,29 @@ def test_a_failed_index_write_rolls_back_the_batch_already_written(open_log: Ope
         abandon(restarted)
 
 
+def segment_state(segment: LogSegment) -> tuple[int, ...]:
+    """What a rollback must restore: sizes, next offset, max timestamp, index entries."""
+    return (
+        segment.size,
+        segment.next_offset,
+        segment.max_timestamp,
+        segment.offset_of_max_timestamp,
+        len(segment.offset_index),
+        len(segment.time_index),
+        segment.offset_index.path.stat().st_size,
+        segment.time_index.path.stat().st_size,
+    )
+
+
 def test_rollback_restores_files_and_state_after_a_whole_append(open_log: OpenLog) -> None:
     log = open_log(LogConfig(index_interval_bytes=1))
     for sequence in range(0, 15, 5):
         log.append_as_leader(idempotent_batch(sequence), leader_epoch=0)
     segment = log.segments[-1]
-    before = (
-        segment.size,
-        segment.next_offset,
-        segment.max_timestamp,
-        segment.offset_of_max_timestamp,
-        len(segment.offset_index),
-        len(segment.time_index),
-        segment.offset_index.path.stat().st_size,
-        segment.time_index.path.stat().st_size,
-    )
+    before = segment_state(segment)
     log.append_as_leader(build_batch(2, timestamp=NOW_MS + 1000), leader_epoch=0)
     segment.rollback(before[0], before[1])
-    after = (
-        segment.size,
-        segment.next_offset,
-        segment.max_timestamp,
-        segment.offset_of_max_timestamp,
-        len(segment.offset_index),
-        len(segment.time_index),
-        segment.offset_index.path.stat().st_size,
-        segment.time_index.path.stat().st_size,
-    )
+    after = segment_state(segment)
     assert after == before
     assert segment.log_path.stat().st_size == before[0]
 
