@@ -129,6 +129,7 @@ class BrokerServer:
             GroupConfig.from_broker(config), store, replicas, self._offsets_min_insync
         )
         producer_ids = ProducerIdAllocator(store)
+        producer_ids.start()
         request_timeout_s = config.get_int("request.timeout.ms") / 1000
         marker_peers, verification_peers, share_state_peers = self._peers = (
             PeerPool(store, request_timeout_s, inter_broker_security(config)),
@@ -229,6 +230,7 @@ class BrokerServer:
             await self.context.groups.stop()
             await self.context.transactions.stop()
             await self.context.shares.stop()
+            await self.context.producer_ids.stop()
         for peers in self._peers or ():
             peers.close()
         if self._http_runner is not None:

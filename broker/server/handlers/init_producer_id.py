@@ -44,7 +44,10 @@ async def handle(context: BrokerContext, request: Request) -> dict[str, Any]:
     if producer_id >= 0 and 0 <= epoch < _MAX_EPOCH - 1:
         # KIP-360: an idempotent producer bumps its epoch to reset its sequences.
         return _answer(ErrorCode.none, producer_id, epoch + 1)
-    return _answer(ErrorCode.none, await context.producer_ids.next_id(), 0)
+    try:
+        return _answer(ErrorCode.none, await context.producer_ids.next_id(), 0)
+    except KafkaError as error:  # no producer id block reserved (etcd unreachable)
+        return _answer(error.code, -1, -1)
 
 
 def _answer(code: ErrorCode, producer_id: int, epoch: int) -> dict[str, Any]:
