@@ -11,8 +11,7 @@ every in-sync replica's log is byte-identical up to the high watermark.
 Between faults the test waits until every partition has min.insync.replicas
 in sync again (not a full ISR: a broker paused by the previous fault may still be
 catching up). ODRADEK_CLUSTER_FAULTS sets the number of faults (default 60,
-about five minutes on two cores); set it higher for more (test_soak.py combines every
-fault kind for as long as asked). The same test runs on a
+about five minutes on two cores); set it higher for a soak. The same test runs on a
 cluster secured end to end (secured_cluster.py: SASL_SSL between brokers, mutual TLS for
 clients and to etcd) with ODRADEK_SECURED_CLUSTER_FAULTS faults (default 12).
 """
