@@ -5,6 +5,7 @@ followers it tracks while leading, and the waiters that a change wakes
 from __future__ import annotations
 
 import asyncio
+import itertools
 import logging
 import time
 from collections.abc import Callable, Collection, Mapping
@@ -537,7 +538,7 @@ class Partition:
         if self.state.leader != self._node_id:
             return
         ends = [self.log.log_end_offset]
-        for replica in frozenset(self.state.isr) | self._joining:
+        for replica in itertools.chain(self.state.isr, self._joining):  # no set per call
             if replica != self._node_id:
                 progress = self._followers.get(replica)
                 ends.append(progress.log_end_offset if progress else -1)
