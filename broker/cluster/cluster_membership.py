@@ -90,8 +90,8 @@ class ClusterMembership:
         self._update_fencing()  # the first image may already hold the controller's answer
         self._replicas.on_follow_change(self.fetchers.update)
         loop = asyncio.get_running_loop()
-        self._replicas.on_log_dir_failure(
-            lambda _: loop.call_soon_threadsafe(self._offline_replicas_changed.set)
+        self._replicas.on_offline_replicas(
+            lambda: loop.call_soon_threadsafe(self._offline_replicas_changed.set)
         )
         self._tasks = [
             asyncio.create_task(self.controller.run(), name="controller"),

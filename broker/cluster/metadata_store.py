@@ -2,13 +2,15 @@
 
 A single broker with no etcd keeps its metadata in one JSON file in its data
 directory, rewritten atomically on every change; the etcd-backed store of a
-multi-broker cluster implements the same interface.
+multi-broker cluster implements the same interface. A change the file cannot take (a
+full or failing disk) is refused with KAFKA_STORAGE_ERROR and not applied.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import os
 import secrets
 import uuid
@@ -33,6 +35,8 @@ from odradek.broker.security.client_quota import (
     encode_client_quota,
 )
 from odradek.broker.security.scram_credential import ScramCredential
+
+log = logging.getLogger(__name__)
 
 PRODUCER_ID_BLOCK_SIZE = 1000
 Listener = Callable[[MetadataImage, MetadataImage], None]
@@ -135,6 +139,7 @@ class EmbeddedMetadataStore:
 
     def __init__(self, data_dir: Path, broker: BrokerRegistration) -> None:
         self._path = data_dir / self.FILE_NAME
+        self._write_failing = False  # logged once per run of failed writes
         self._subscribers = ImageSubscribers()
         data = json.loads(self._path.read_text()) if self._path.exists() else {}
         self._next_producer_id: int = data.get("next_producer_id", 0)
@@ -154,7 +159,7 @@ class EmbeddedMetadataStore:
             # no controller fences the only broker: it is unfenced from the start
             unfenced={broker.node_id: broker.epoch},
         )
-        self._persist()
+        self._write(self._image, self._next_producer_id)  # an OSError stops the start
 
     @property
     def image(self) -> MetadataImage:
@@ -231,32 +236,47 @@ class EmbeddedMetadataStore:
 
     async def reserve_producer_ids(self, count: int) -> int:
         first = self._next_producer_id
-        self._next_producer_id += count
-        self._persist()
+        self._persist(self._image, first + count)
+        self._next_producer_id = first + count
         return first
 
     def _apply(self, image: MetadataImage) -> None:
+        self._persist(image, self._next_producer_id)
         old, self._image = self._image, image
-        self._persist()
         self._subscribers.publish(old, image)
 
-    def _persist(self) -> None:
+    def _persist(self, image: MetadataImage, next_producer_id: int) -> None:
+        """Write the file; KAFKA_STORAGE_ERROR if it cannot be written (the change is then
+        not made: the broker serves on with what the file holds)."""
+        try:
+            self._write(image, next_producer_id)
+        except OSError as error:
+            message = (
+                f"cannot write the cluster metadata to {self._path}: {error.strerror or error}"
+            )
+            if not self._write_failing:
+                log.error("%s; metadata changes fail until it can", message)
+            self._write_failing = True
+            raise KafkaError(ErrorCode.kafka_storage_error, message) from error
+        self._write_failing = False
+
+    def _write(self, image: MetadataImage, next_producer_id: int) -> None:
         data = {
-            "cluster_id": self._image.cluster_id,
-            "next_producer_id": self._next_producer_id,
-            "topics": [topic.to_json() for topic in self._image.topics.values()],
-            "broker_configs": {k: dict(v) for k, v in self._image.broker_configs.items()},
+            "cluster_id": image.cluster_id,
+            "next_producer_id": next_producer_id,
+            "topics": [topic.to_json() for topic in image.topics.values()],
+            "broker_configs": {k: dict(v) for k, v in image.broker_configs.items()},
             "scram_credentials": [
                 {"user": user, **json.loads(credential.to_json())}
-                for (user, _), credential in self._image.scram_credentials.items()
+                for (user, _), credential in image.scram_credentials.items()
             ],
-            "acls": [binding.to_json() for binding in self._image.acls],
+            "acls": [binding.to_json() for binding in image.acls],
             "client_quotas": [
                 encode_client_quota(entity, values)
-                for entity, values in self._image.client_quotas.items()
+                for entity, values in image.client_quotas.items()
             ],
-            "scram_decoy_secret": self._image.scram_decoy_secret.hex(),
-            "group_configs": {k: dict(v) for k, v in self._image.group_configs.items()},
+            "scram_decoy_secret": image.scram_decoy_secret.hex(),
+            "group_configs": {k: dict(v) for k, v in image.group_configs.items()},
         }
         self._path.parent.mkdir(parents=True, exist_ok=True)
         temporary = self._path.with_suffix(".tmp")

@@ -28,6 +28,9 @@ class ReplicaManager:
         self._logs = logs
         self._log_config_for = log_config_for
         self._partitions: dict[PartitionKey, Partition] = {}
+        # assigned here before the start, with no log loaded while a log dir is offline
+        self._unloaded: set[PartitionKey] = set()
+        self._offline_listeners: list[Callable[[], object]] = []
         self._role_listeners: list[RoleListener] = []
         self._follow_listeners: list[FollowListener] = []
         self._fenced = False
@@ -37,7 +40,10 @@ class ReplicaManager:
         return iter(list(self._partitions.values()))
 
     def get(self, topic: str, partition: int) -> Partition:
-        found = self._partitions.get(PartitionKey(topic, partition))
+        key = PartitionKey(topic, partition)
+        found = self._partitions.get(key)
+        if found is None and key in self._unloaded:
+            raise KafkaError(ErrorCode.kafka_storage_error, f"{key}: log directory offline")
         if found is None:
             raise KafkaError(ErrorCode.unknown_topic_or_partition)
         return found
@@ -57,16 +63,19 @@ class ReplicaManager:
         return frozenset(self._logs.failures.offline)
 
     def offline_replicas(self) -> frozenset[PartitionKey]:
-        """The replicas whose log is in an offline log directory."""
+        """The replicas whose log is in an offline log directory, or may be (assigned here
+        before a start that found a log directory failed, and not found in the others)."""
         offline = self.offline_log_dirs
         return frozenset(
             key for key, p in self._partitions.items() if p.log.directory.parent in offline
-        )
+        ) | frozenset(self._unloaded)
 
-    def on_log_dir_failure(self, listener: Callable[[Path], object]) -> None:
-        """Call ``listener(log_dir)`` when a log directory goes offline, on the thread that
-        hit the error."""
-        self._logs.failures.on_failure(listener)
+    def on_offline_replicas(self, listener: Callable[[], object]) -> None:
+        """Call ``listener()`` when ``offline_replicas`` may have grown: on the thread that
+        hit the error when a log directory fails, and when the image assigns a replica
+        whose log may be in an offline one."""
+        self._offline_listeners.append(listener)
+        self._logs.failures.on_failure(lambda _: listener())
 
     def alter_log_dir(self, key: PartitionKey, path: str) -> None:
         """AlterReplicaLogDirs for one replica; see ``LogDirMover.alter``."""
@@ -96,6 +105,7 @@ class ReplicaManager:
         """Open logs for partitions assigned here, apply leadership changes, delete the
         logs of partitions no longer assigned here."""
         changed: list[Partition] = []
+        unloaded = False
         # Dynamic broker configs are the defaults of every topic's log config.
         broker_configs_changed = old is not None and old.broker_configs != new.broker_configs
         for topic in new.topics.values():
@@ -111,8 +121,21 @@ class ReplicaManager:
                 if existing is not None and existing.state != state:
                     existing.apply_state(state)
                     changed.append(existing)
-                elif existing is None and self._node_id in state.replicas:
-                    partition_log = self._logs.get_or_create(topic.name, state.partition, config)
+                elif (
+                    existing is None
+                    and key not in self._unloaded
+                    and self._node_id in state.replicas
+                ):
+                    try:
+                        partition_log = self._logs.get_or_create(
+                            topic.name, state.partition, config, new=old is not None
+                        )
+                    except KafkaError as error:
+                        if error.code is not ErrorCode.kafka_storage_error:
+                            raise
+                        self._unloaded.add(key)
+                        unloaded = True
+                        continue
                     created = Partition(key, partition_log, state, self._node_id)
                     created.fenced = self._fenced
                     created.future_log = self._logs.future(topic.name, state.partition)
@@ -120,17 +143,19 @@ class ReplicaManager:
                     self.log_dir_mover.resume(created)
                     changed.append(created)
         for key, partition in list(self._partitions.items()):
-            current = new.topics.get(key.topic)
-            states = current.partitions if current else ()
-            if key.partition >= len(states) or self._node_id not in states[key.partition].replicas:
+            if not self._assigned_here(new, key):
                 log.info("deleting partition %s: no longer assigned to this broker", key)
                 del self._partitions[key]
                 partition.fenced = True
                 self._announce(partition)
                 self.log_dir_mover.cancel(partition)
                 self._logs.delete(key.topic, key.partition)
+        self._unloaded = {key for key in self._unloaded if self._assigned_here(new, key)}
         for partition in changed:
             self._announce(partition)
+        if unloaded:
+            for offline_listener in self._offline_listeners:
+                offline_listener()
         followed = {
             p.key: (p.state.leader, p.state.leader_epoch)
             for p in self._partitions.values()
@@ -138,6 +163,11 @@ class ReplicaManager:
         }
         for listener in self._follow_listeners:
             listener(new, followed)
+
+    def _assigned_here(self, image: MetadataImage, key: PartitionKey) -> bool:
+        topic = image.topics.get(key.topic)
+        states = topic.partitions if topic else ()
+        return key.partition < len(states) and self._node_id in states[key.partition].replicas
 
     def _announce(self, partition: Partition) -> None:
         for listener in self._role_listeners:

@@ -70,41 +70,68 @@ class LogManager:
         self.failures = LogDirFailures()
 
     def load(self, config_for: Callable[[str], LogConfig] = lambda topic: LogConfig()) -> None:
-        """Open every partition directory under the log directories, finishing any move a
-        crash interrupted.
+        """Open every partition directory under the online log directories, finishing any
+        move a crash interrupted.
 
-        ``config_for`` gives a topic's config; by default Kafka's defaults,
-        until ``update_config`` applies the topic's own.
+        A directory that fails to load (an ``OSError``) goes offline with none of its logs
+        open, and the others load, as Kafka starts without it. ``config_for`` gives a
+        topic's config; by default Kafka's defaults, until ``update_config`` applies the
+        topic's own.
         """
         futures: dict[Key, Path] = {}
-        for log_dir in self.log_dirs:
-            log_dir.mkdir(parents=True, exist_ok=True)
-            for path in sorted(log_dir.iterdir()):
-                if not path.is_dir():
-                    continue
-                moving = _MOVING_DIR.match(path.name)
-                if moving is not None and moving["kind"] == "delete":
-                    shutil.rmtree(path)  # a replaced copy whose deletion a stop cut short
-                elif moving is not None:
-                    futures[(moving["topic"], int(moving["partition"]))] = path
-                elif (parsed := parse_partition_dir_name(path.name)) is not None:
-                    self._open_current(parsed, path, config_for)
+        for log_dir in self.online_log_dirs:
+            try:
+                futures.update(self._load_dir(log_dir, config_for))
+            except OSError as error:
+                self._take_offline_at_start(log_dir, error)
         for key, path in futures.items():
-            if key not in self._logs:  # stopped between the two renames of a swap
-                promoted = path.with_name(partition_dir_name(*key))
-                path.rename(promoted)
-                fsync_directory(promoted.parent)
-                self._open_current(key, promoted, config_for)
-            else:
-                self._futures[key] = PartitionLog.open(
-                    path, config_for(key[0]), clock=self._clock, failures=self.failures
-                )
+            if self.failures.is_offline(path.parent):
+                continue
+            try:
+                self._open_future(key, path, config_for)
+            except OSError as error:
+                self._take_offline_at_start(path.parent, error)
         logger.info(
             "loaded %d partition logs (%d moving) from %s",
             len(self._logs),
             len(self._futures),
-            ", ".join(map(str, self.log_dirs)),
+            ", ".join(map(str, self.online_log_dirs)),
         )
+
+    def _load_dir(self, log_dir: Path, config_for: Callable[[str], LogConfig]) -> dict[Key, Path]:
+        """Open the current logs in ``log_dir``; the copies moving into it, by partition."""
+        futures: dict[Key, Path] = {}
+        log_dir.mkdir(parents=True, exist_ok=True)
+        for path in sorted(log_dir.iterdir()):
+            if not path.is_dir():
+                continue
+            moving = _MOVING_DIR.match(path.name)
+            if moving is not None and moving["kind"] == "delete":
+                shutil.rmtree(path)  # a replaced copy whose deletion a stop cut short
+            elif moving is not None:
+                futures[(moving["topic"], int(moving["partition"]))] = path
+            elif (parsed := parse_partition_dir_name(path.name)) is not None:
+                self._open_current(parsed, path, config_for)
+        return futures
+
+    def _open_future(self, key: Key, path: Path, config_for: Callable[[str], LogConfig]) -> None:
+        if key in self._logs:
+            self._futures[key] = PartitionLog.open(
+                path, config_for(key[0]), clock=self._clock, failures=self.failures
+            )
+        elif not self.failures.offline:  # stopped between the two renames of a swap
+            promoted = path.with_name(partition_dir_name(*key))
+            path.rename(promoted)
+            fsync_directory(promoted.parent)
+            self._open_current(key, promoted, config_for)
+        # else the current log may be in an offline directory: the copy waits for it
+
+    def _take_offline_at_start(self, log_dir: Path, error: OSError) -> None:
+        """``log_dir`` offline, and the logs opened from it before ``error`` closed."""
+        self.failures.fail(log_dir, "loading its logs", error)
+        for logs in (self._logs, self._futures):
+            for key in [k for k, log in logs.items() if log.directory.parent == log_dir]:
+                logs.pop(key).close()
 
     def _open_current(self, key: Key, path: Path, config_for: Callable[[str], LogConfig]) -> None:
         if key in self._logs:
@@ -119,13 +146,26 @@ class LogManager:
     def get(self, topic: str, partition: int) -> PartitionLog | None:
         return self._logs.get((topic, partition))
 
-    def get_or_create(self, topic: str, partition: int, config: LogConfig) -> PartitionLog:
+    def get_or_create(
+        self, topic: str, partition: int, config: LogConfig, *, new: bool = True
+    ) -> PartitionLog:
         """The partition's log, opened if needed, under the topic's ``config`` (a log loaded
         at start-up had only the defaults). A new log goes to the directory asked for it
         (AlterReplicaLogDirs before the replica existed), else to the one holding fewest
-        partitions, as Kafka places them."""
+        partitions, as Kafka places them.
+
+        A replica that is not ``new`` (assigned here before the broker started) gets no
+        empty log while a log directory is offline, as in Kafka: its log may be in that
+        directory (KAFKA_STORAGE_ERROR).
+        """
         key = (topic, partition)
         log = self._logs.get(key)
+        if log is None and not new and self.failures.offline:
+            offline = ", ".join(map(str, self.failures.offline))
+            raise KafkaError(
+                ErrorCode.kafka_storage_error,
+                f"{topic}-{partition}: its log may be in an offline log directory ({offline})",
+            )
         if log is None:
             log_dir = self._preferred.pop(key, None) or self._least_loaded_dir()
             directory = log_dir / partition_dir_name(topic, partition)

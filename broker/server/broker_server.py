@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import datetime
 import fcntl
 import logging
@@ -65,6 +66,10 @@ class DataDirInUse(RuntimeError):
     """Another broker process holds the data directory."""
 
 
+class DataDirFailed(RuntimeError):
+    """The first log directory, which holds the broker's own state, failed at start-up."""
+
+
 class LogDirsFailed(RuntimeError):
     """Every log directory went offline: the broker halts, as Kafka's does."""
 
@@ -87,11 +92,21 @@ class BrokerServer:
 
     async def start(self) -> None:
         config = self.config
-        data_dir = config.data_dir
-        for log_dir in config.log_dirs:
-            log_dir.mkdir(parents=True, exist_ok=True)
-            self._lock_files.append(_lock_data_dir(log_dir))
+        self._logs = LogManager(*config.log_dirs)
+        loop = asyncio.get_running_loop()
+        self._logs.failures.on_failure(
+            lambda _: loop.call_soon_threadsafe(self._halt_if_no_log_dir_left)
+        )
+        for log_dir in self._logs.log_dirs:
+            try:
+                log_dir.mkdir(parents=True, exist_ok=True)
+                self._lock_files.append(_lock_data_dir(log_dir))
+            except OSError as error:  # as Kafka, it starts without the directory
+                self._logs.failures.fail(log_dir, "locking it", error)
         authorizer = authorizer_from_config(config)  # an unknown class stops the start here
+        log.info("loading logs from %s", ", ".join(map(str, config.log_dirs)))
+        self._logs.load()
+        data_dir = self._check_log_dirs_at_start()
         inter_broker = config.inter_broker_listener
         registration = BrokerRegistration(
             config.node_id,
@@ -102,16 +117,9 @@ class BrokerServer:
                 BrokerEndpoint(item.name, item.host, item.port)
                 for item in config.advertised_listeners
             ),
-            directory_id=directory_id(config.log_dirs[0]),
+            directory_id=directory_id(data_dir),
             incarnation=uuid.uuid4().hex,
         )
-        log.info("loading logs from %s", ", ".join(map(str, config.log_dirs)))
-        self._logs = LogManager(*config.log_dirs)
-        loop = asyncio.get_running_loop()
-        self._logs.failures.on_failure(
-            lambda _: loop.call_soon_threadsafe(self._halt_if_no_log_dir_left)
-        )
-        self._logs.load()
         replicas = ReplicaManager(config.node_id, self._logs, self._log_config)
         store: MetadataStore
         if config.get("etcd.endpoints"):
@@ -246,6 +254,24 @@ class BrokerServer:
         if not self.halted.is_set():
             log.info("broker %d stopped cleanly", self.config.node_id)
 
+    def _check_log_dirs_at_start(self) -> Path:
+        """The data directory (the first log directory), once the logs loaded: LogDirsFailed
+        if no log directory is online, DataDirFailed if it is offline (it holds the
+        broker's own state, as Kafka's metadata log directory, without which Kafka stops)."""
+        assert self._logs is not None
+        self._halt_if_no_log_dir_left()
+        if self.halted.is_set():
+            raise LogDirsFailed(
+                "all log directories failed: " + ", ".join(map(str, self._logs.log_dirs))
+            )
+        data_dir = self._logs.log_dirs[0]
+        cause = self._logs.failures.offline.get(data_dir)
+        if cause is not None:
+            raise DataDirFailed(
+                f"{data_dir}, which holds the broker's own state, is offline: {cause}"
+            )
+        return data_dir
+
     def _halt_if_no_log_dir_left(self) -> None:
         assert self._logs is not None
         if self._logs.online_log_dirs or self.halted.is_set():
@@ -327,12 +353,16 @@ def _lock_data_dir(data_dir: Path) -> IO[str]:
     lock_file = (data_dir / ".lock").open("a+")
     try:
         fcntl.flock(lock_file, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        lock_file.truncate(0)
+        lock_file.write(f"{os.getpid()}\n")
+        lock_file.flush()
     except BlockingIOError:
         lock_file.close()
         raise DataDirInUse(f"{data_dir} is in use by another broker") from None
-    lock_file.truncate(0)
-    lock_file.write(f"{os.getpid()}\n")
-    lock_file.flush()
+    except OSError:
+        with contextlib.suppress(OSError):  # the pid still buffered fails to flush again
+            lock_file.close()
+        raise
     return lock_file
 
 

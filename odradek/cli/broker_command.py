@@ -52,7 +52,12 @@ def run(args: argparse.Namespace) -> int:
         level=args.log_level.upper(),
         format=f"%(asctime)s %(levelname)s broker={config.node_id} %(name)s: %(message)s",
     )
-    from odradek.broker.server.broker_server import DataDirInUse, LogDirsFailed, run_broker
+    from odradek.broker.server.broker_server import (
+        DataDirFailed,
+        DataDirInUse,
+        LogDirsFailed,
+        run_broker,
+    )
 
     async def main() -> None:
         stop = asyncio.Event()
@@ -66,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
     except ConfigError as error:  # what only starting can check: TLS stores, JWKS, PLAIN users
         print(f"odradek broker: invalid configuration: {error}", file=sys.stderr)
         return 2
-    except (DataDirInUse, OSError) as error:
+    except (DataDirInUse, DataDirFailed, OSError) as error:
         print(f"odradek broker: cannot start: {error}", file=sys.stderr)
         return 1
     except LogDirsFailed as error:

@@ -13,8 +13,12 @@ with real idempotent acks=all producers (durability_producer.py).
 (c) A bit flipped in a follower's segment, and then in a former leader's after failover,
     while each is down: the restart cuts the log at the corrupt batch, says so in one
     WARNING, and fetches the rest again from the leader; nothing acknowledged is lost.
+    A start with both directories failing, or with the first one (it holds the broker's
+    own state) failing, exits with an error.
 (d) In a cluster, one of a broker's two log directories fails: its replicas there leave
-    their ISRs and lose their leaderships, the broker keeps serving the other directory.
+    their ISRs and lose their leaderships, Metadata lists them as offline replicas, the
+    broker keeps serving the other directory; restarted with the directory still failing,
+    it starts without it and its replicas there stay offline.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from broker_process import Broker, BrokerFactory, unique_name
 from cluster_harness import WAIT_S, Cluster, ClusterFactory
 from confluent_kafka.admin import AdminClient, NewTopic
 from disk_faults import eio_shim, eio_trigger, fill, small_filesystem
+from kafka.admin import KafkaAdminClient
 from kafka_wire import WireClient, build_batch, load_request_schema, parse_batches
 from replica_logs import BatchProducer, assert_replicas_identical, batch_producer, stored_batches
 from test_cluster_failover import (
@@ -179,20 +184,44 @@ def test_io_errors_take_a_log_dir_offline_and_the_broker_halts_when_none_is_left
         eio_trigger(home[other]).touch()
         assert broker.process is not None
         assert broker.process.wait(WAIT_S) == HALTED
-        for log_dir in dirs:
-            eio_trigger(log_dir).unlink()
+        assert start_refused(broker) == HALTED  # no log directory is online
+        eio_trigger(home[other]).unlink()
+        eio_trigger(home[failed]).unlink()
+        eio_trigger(dirs[0]).touch()
+        assert start_refused(broker) == HALTED  # the one holding the broker's state is offline
+        eio_trigger(dirs[0]).unlink()
         broker.start()
         acked = sum(count_acks(tmp_path / f"{name}.report") for name in PRODUCERS)
         wait_for_acks(tmp_path, acked + 300)
         exit_codes = stop_all(running)
     assert exit_codes == [0] * len(PRODUCERS)
     lines = offline_lines(broker)
-    assert len(lines) == 2, lines  # one per directory, not one per request
-    for line, log_dir in zip(lines, [home[failed], home[other]], strict=True):
+    # one per directory, not one per request; then the two failed starts'
+    assert len(lines) == 5, lines
+    for line, log_dir in zip(lines, [home[failed], home[other], *dirs, dirs[0]], strict=True):
         assert f"log directory {log_dir} is offline" in line and "Input/output error" in line
-    assert "because all log dirs in" in broker.log_path.read_text()
+    log_text = broker.log_path.read_text()
+    assert log_text.count("because all log dirs in") == 2
+    assert f"cannot start: {dirs[0]}, which holds the broker's own state, is offline" in log_text
     for partition in range(2):
         check_acknowledged_records(broker.bootstrap, topic, 2, tmp_path, home[partition])
+
+
+def start_refused(broker: Broker) -> int:
+    """The exit status of a start that must fail."""
+    broker.start(wait=False)
+    assert broker.process is not None
+    return broker.process.wait(WAIT_S)
+
+
+def offline_replicas(bootstrap: str, topic: str) -> dict[int, list[int]]:
+    """Each partition's offline replicas, as kafka-python's admin client reads Metadata."""
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap)
+    try:
+        [described] = admin.describe_topics([topic])
+    finally:
+        admin.close()
+    return {p["partition_index"]: sorted(p["offline_replicas"]) for p in described["partitions"]}
 
 
 def flip_a_bit(replica_dir: Path) -> tuple[int, int]:
@@ -246,10 +275,13 @@ def test_a_corrupt_batch_found_at_start_is_cut_logged_and_fetched_again(
 def test_a_failed_log_dir_in_a_cluster_hands_its_replicas_to_the_other_brokers(
     etcd: EtcdProcess, tmp_path: Path
 ) -> None:
-    """(d) Broker 0 has two log dirs and one fails (EIO) while it keeps running: the
+    """(d) Broker 0 has two log dirs and the second fails (EIO) while it keeps running: the
     controller takes the failed dir's replicas out of their ISRs and elects other leaders
-    where broker 0 led, while broker 0 keeps its place for the other dir's partitions;
-    restarted with the disk repaired, it rejoins every ISR and nothing acknowledged is lost."""
+    where broker 0 led, while broker 0 keeps its place for the other dir's partitions, and
+    Metadata lists broker 0 as an offline replica of the failed dir's partitions. Restarted
+    with the dir still failing, it starts without it (one more ERROR line, DescribeLogDirs
+    answers KAFKA_STORAGE_ERROR for it) and those replicas stay offline; restarted with the
+    disk repaired, it rejoins every ISR and nothing acknowledged is lost."""
     partitions = 4
     cluster = Cluster(tmp_path / "cluster", etcd, 3, settings={"cluster.name": unique_name("dir")})
     victim = cluster.brokers[0]
@@ -265,8 +297,9 @@ def test_a_failed_log_dir_in_a_cluster_hands_its_replicas_to_the_other_brokers(
         )
         home = {p: next(d for d in dirs if (d / f"{topic}-{p}").is_dir()) for p in range(4)}
         assert set(home.values()) == set(dirs), home
-        lost = {p for p in range(partitions) if home[p] == dirs[0]}
+        lost = {p for p in range(partitions) if home[p] == dirs[1]}
         kept = set(range(partitions)) - lost
+        offline_while_failed = {p: [0] if p in lost else [] for p in range(partitions)}
 
         def handed_over() -> bool:
             states = {p.partition: p for p in cluster.state(via=1).partitions if p.topic == topic}
@@ -276,18 +309,37 @@ def test_a_failed_log_dir_in_a_cluster_hands_its_replicas_to_the_other_brokers(
 
         with producer_processes(cluster.bootstrap, topic, tmp_path, partitions=4) as running:
             wait_for_acks(tmp_path, 300)
-            eio_trigger(dirs[0]).touch()
+            eio_trigger(dirs[1]).touch()
             cluster.wait_until(handed_over, "the failed dir's replicas handed to other brokers")
+            cluster.wait_until(
+                lambda: offline_replicas(cluster.bootstrap, topic) == offline_while_failed,
+                "broker 0 listed as an offline replica of the failed dir's partitions",
+            )
             acked = sum(count_acks(tmp_path / f"{name}.report") for name in PRODUCERS)
             wait_for_acks(tmp_path, acked + 500)
             assert victim.is_running(), "one dir failed: the broker goes on with the other"
             cluster.kill(0)
-            eio_trigger(dirs[0]).unlink()
+            cluster.restart(0)  # the dir still failing
+            assert describe_log_dirs(victim.bootstrap) == {
+                str(dirs[0]): 0,
+                str(dirs[1]): KAFKA_STORAGE_ERROR,
+            }
+            cluster.wait_until(handed_over, "broker 0 back in the ISRs of the online dir")
+            cluster.wait_until(
+                lambda: offline_replicas(cluster.bootstrap, topic) == offline_while_failed,
+                "broker 0 still an offline replica of the failed dir's partitions",
+            )
+            cluster.kill(0)
+            eio_trigger(dirs[1]).unlink()
             cluster.restart(0)
             cluster.wait_until(lambda: cluster.fully_replicated(topic), "broker 0 back in sync")
             exit_codes = stop_all(running)
         assert exit_codes == [0] * len(PRODUCERS)
-        assert len(offline_lines(victim)) == 1
+        assert offline_replicas(cluster.bootstrap, topic) == {p: [] for p in range(partitions)}
+        [at_run_time, at_start] = offline_lines(victim)
+        assert f"log directory {dirs[1]} is offline" in at_run_time
+        assert f"log directory {dirs[1]} is offline" in at_start
+        assert "Input/output error" in at_start
         check_acknowledged_records(
             cluster.bootstrap, topic, partitions, tmp_path, cluster.brokers[1].data_dir
         )

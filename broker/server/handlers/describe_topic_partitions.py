@@ -58,7 +58,7 @@ async def handle(context: BrokerContext, request: Request) -> dict[str, Any]:
             topics.append(error_entry(name, ErrorCode.unknown_topic_or_partition))
             continue
         first = cursor.partition_index if cursor is not None and name == cursor.topic_name else 0
-        entry = topic_entry(topic, image.brokers)
+        entry = topic_entry(topic, image)
         entry["topic_authorized_operations"] = authorization.authorized_operations(
             request, ResourceType.TOPIC, name
         )

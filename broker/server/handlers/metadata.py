@@ -6,10 +6,9 @@ needs CREATE on the cluster or on the topic."""
 
 from __future__ import annotations
 
-from collections.abc import Collection
 from typing import Any
 
-from odradek.broker.cluster.metadata_image import TopicMetadata
+from odradek.broker.cluster.metadata_image import MetadataImage, PartitionState, TopicMetadata
 from odradek.broker.group.group_partition import OFFSETS_TOPIC
 from odradek.broker.protocol.errors import ErrorCode, KafkaError
 from odradek.broker.protocol.framing import Request
@@ -34,7 +33,7 @@ async def handle(context: BrokerContext, request: Request) -> dict[str, Any]:
             lambda topic: topic.name,
             log_denied=False,
         )
-        topics = [topic_entry(topic, image.brokers) for topic in visible]
+        topics = [topic_entry(topic, image) for topic in visible]
     else:
         auto_create = getattr(body, "allow_auto_topic_creation", True) and (
             context.config.get_bool("auto.create.topics.enable")
@@ -107,7 +106,7 @@ async def _lookup(
     if topic is None:
         unknown = ErrorCode.unknown_topic_or_partition if name else ErrorCode.unknown_topic_id
         return error_entry(name, unknown)
-    return topic_entry(topic, context.store.image.brokers)
+    return topic_entry(topic, context.store.image)
 
 
 def error_entry(name: str | None, code: ErrorCode) -> dict[str, Any]:
@@ -116,7 +115,15 @@ def error_entry(name: str | None, code: ErrorCode) -> dict[str, Any]:
             "partitions": []}  # fmt: skip
 
 
-def topic_entry(topic: TopicMetadata, live: Collection[int]) -> dict[str, Any]:
+def topic_entry(topic: TopicMetadata, image: MetadataImage) -> dict[str, Any]:
+    """A topic's partitions as ``image`` has them; a replica is offline where Kafka says
+    so: its broker unregistered, or the replica in a log dir its broker reported offline."""
+    offline = image.offline_holders()
+
+    def offline_replicas(state: PartitionState) -> tuple[int, ...]:
+        lost = offline.get((topic.name, state.partition), frozenset())
+        return tuple(r for r in state.replicas if r not in image.brokers or r in lost)
+
     return {
         "error_code": ErrorCode.none,
         "name": topic.name,
@@ -132,7 +139,7 @@ def topic_entry(topic: TopicMetadata, live: Collection[int]) -> dict[str, Any]:
                 "leader_epoch": state.leader_epoch,
                 "replica_nodes": state.replicas,
                 "isr_nodes": state.isr,
-                "offline_replicas": tuple(r for r in state.replicas if r not in live),
+                "offline_replicas": offline_replicas(state),
             }
             for state in topic.partitions
         ],
