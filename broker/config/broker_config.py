@@ -120,6 +120,7 @@ class BrokerConfig:
         config = cls(parse_values(BROKER_CONFIGS, text))
         config.inter_broker_listener  # noqa: B018 - validates the listeners now, not at first use
         config.http_listener  # noqa: B018
+        _check_queued_bytes(config)
         return config
 
     def with_dynamic(self, default: Mapping[str, str], broker: Mapping[str, str]) -> BrokerConfig:
@@ -240,3 +241,16 @@ class BrokerConfig:
     @property
     def http_listener(self) -> Address:
         return parse_host_port("http.listener", str(self.get("http.listener")))
+
+
+def _check_queued_bytes(config: BrokerConfig) -> None:
+    """Kafka's rule: a bound on queued request bytes must hold a largest request."""
+    queued, largest = (
+        config.get_int("queued.max.request.bytes"),
+        config.get_int("socket.request.max.bytes"),
+    )
+    if 0 < queued < largest:
+        raise ConfigError(
+            f"queued.max.request.bytes: {queued} is below socket.request.max.bytes ({largest});"
+            " give 0 or less for no limit"
+        )

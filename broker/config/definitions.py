@@ -495,6 +495,15 @@ BROKER_CONFIGS = _defs(
         at_least(1),
     ),
     ConfigDef(
+        "queued.max.request.bytes",
+        ConfigType.LONG,
+        -1,
+        "Bytes of request frames read (or being read) and not yet answered across the"
+        " broker, counted as queued.max.requests counts requests; a frame is read whenever"
+        " fewer are held, whatever its size, so they exceed it by one frame at most. 0 or"
+        " less: no limit; else at least socket.request.max.bytes.",
+    ),
+    ConfigDef(
         "connections.max.idle.ms",
         ConfigType.LONG,
         600_000,

@@ -6,10 +6,11 @@ and produce requests of one producer in sequence. A frame that cannot be
 decoded closes this connection only.
 
 What one connection holds is bounded: the size prefix is checked before any of the
-frame is read (``socket.request.max.bytes``), each request takes a slot of the broker's
-``queued.max.requests`` until it is answered, and a response is written out (the
-transport's buffer drained) before the next frame is read, so a client that never
-reads its responses stops being read. A connection that has waited for its client
+frame is read (``socket.request.max.bytes``), each frame (SASL tokens included) takes its
+bytes of the broker's ``queued.max.request.bytes`` before its body is read and a slot of
+``queued.max.requests`` once read, both until it is answered, and a response is written
+out (the transport's buffer drained) before the next frame is read, so a client that
+never reads its responses stops being read. A connection that has waited for its client
 (for a frame to arrive, or a response to be taken) longer than
 ``connections.max.idle.ms`` is expired by the listeners.
 """
@@ -109,19 +110,19 @@ class Connection:
     async def serve(self) -> None:
         metrics = self._context.metrics
         metrics.connections.inc()
+        requests = self._context.requests
         try:
             while True:
                 raw_token = self._sasl is not None and self._sasl.expects_raw_token
-                self._waiting_since = time.monotonic()
-                (size,) = _SIZE.unpack(await self._reader.readexactly(4))
-                self._check_size(size, raw_token)
-                frame = await self._reader.readexactly(size)
+                frame = await self._read_frame(raw_token)
                 self.last_active = time.monotonic()
                 self._waiting_since = None
+                started = time.perf_counter()
+                await requests.enter(self.id)
                 if raw_token:
                     await self._serve_raw_token(frame)
                 else:
-                    await self._serve_frame(frame)
+                    await self._serve_frame(frame, started)
         except (asyncio.IncompleteReadError, ConnectionError, ClosedAfterResponse):
             pass
         except MalformedRequest as error:
@@ -133,9 +134,20 @@ class Connection:
             if not self._expired:  # else aborted in the middle of a sendfile
                 log.exception("closing connection from %s after an unexpected error", self._peer)
         finally:
+            requests.leave(self.id)  # what a frame cut short or a failed request held
             metrics.connections.dec()
             self._context.shares.connection_closed(self.id)
             self._writer.close()
+
+    async def _read_frame(self, raw_token: bool) -> bytes:
+        """The next frame, its body read once queued.max.request.bytes has room for it."""
+        self._waiting_since = time.monotonic()
+        (size,) = _SIZE.unpack(await self._reader.readexactly(4))
+        self._check_size(size, raw_token)
+        self._waiting_since = None  # waiting for the broker, not for the client
+        await self._context.requests.reserve(self.id, size)
+        self._waiting_since = time.monotonic()
+        return await self._reader.readexactly(size)
 
     def _check_size(self, size: int, raw_token: bool) -> None:
         if raw_token:
@@ -168,30 +180,24 @@ class Connection:
         )
         self._writer.transport.abort()
 
-    async def _serve_frame(self, frame: bytes) -> None:
-        started = time.perf_counter()
-        requests = self._context.requests
-        await requests.enter(self.id)
-        try:
-            header = read_header(frame)
-            if not is_supported(header.api_key, header.api_version):
-                if header.api_key != ApiKey.API_VERSIONS:
-                    raise MalformedRequest(
-                        f"unsupported API {header.api_key} version {header.api_version}"
-                    )
-                # Kafka answers an unknown ApiVersions version in the v0 body, so the
-                # client can pick a version both sides know.
-                body = build_entity(
-                    response_schema(ApiKey.API_VERSIONS, 0),
-                    api_versions_body(ErrorCode.unsupported_version),
+    async def _serve_frame(self, frame: bytes, started: float) -> None:
+        header = read_header(frame)
+        if not is_supported(header.api_key, header.api_version):
+            if header.api_key != ApiKey.API_VERSIONS:
+                raise MalformedRequest(
+                    f"unsupported API {header.api_key} version {header.api_version}"
                 )
-                answer = encode_response(ApiKey.API_VERSIONS, 0, header.correlation_id, body)
-                requests.leave(self.id)
-                await self._write(answer)
-                return
-            await self._answer(frame, header, started)
-        finally:
-            requests.leave(self.id)
+            # Kafka answers an unknown ApiVersions version in the v0 body, so the
+            # client can pick a version both sides know.
+            body = build_entity(
+                response_schema(ApiKey.API_VERSIONS, 0),
+                api_versions_body(ErrorCode.unsupported_version),
+            )
+            answer = encode_response(ApiKey.API_VERSIONS, 0, header.correlation_id, body)
+            self._context.requests.leave(self.id)
+            await self._write(answer)
+            return
+        await self._answer(frame, header, started)
 
     async def _answer(self, frame: bytes, header: RequestHeader, started: float) -> None:
         sasl = self._sasl
@@ -239,6 +245,7 @@ class Connection:
         v0; a failure closes the connection without an answer, as in Kafka."""
         assert self._sasl is not None
         response, closes = await self._sasl.authenticate(token)
+        self._context.requests.leave(self.id)
         if closes:
             raise ClosedAfterResponse()
         answer = response["auth_bytes"]

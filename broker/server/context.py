@@ -41,7 +41,7 @@ class BrokerContext:
     leader_quota: ReplicationQuota = field(init=False)
     # client quotas (producer_byte_rate, ...) from the metadata image, measured here
     quotas: ClientQuotaManager = field(init=False)
-    # queued.max.requests: handlers about to wait in a purgatory leave it
+    # queued.max.requests and queued.max.request.bytes; left by requests entering a purgatory
     requests: RequestQueue = field(init=False)
     # Resolved configs are cached against the immutable objects they came from.
     _config_cache: tuple[MetadataImage, BrokerConfig] | None = field(default=None, repr=False)
@@ -65,7 +65,9 @@ class BrokerContext:
         )
         self.requests = RequestQueue(
             self.static_config.get_int("queued.max.requests"),
+            self.static_config.get_int("queued.max.request.bytes"),
             self.metrics.request_queue_size,
+            self.metrics.request_queue_bytes,
             self.metrics.request_queue_time,
         )
 

@@ -116,6 +116,12 @@ class BrokerMetrics:
             " (at most queued.max.requests)",
             registry=self.registry,
         )
+        self.request_queue_bytes = Gauge(
+            "odradek_request_queue_bytes",
+            "Bytes of request frames being read or read and not yet answered, those waiting"
+            " in a purgatory aside (below queued.max.request.bytes plus one frame)",
+            registry=self.registry,
+        )
         self.request_queue_time = Histogram(
             "odradek_request_queue_time_seconds",
             "Time a request read waited for a slot of queued.max.requests",

@@ -1,7 +1,8 @@
 """Overload and hostile clients (issue 21): the broker's memory stays bounded and other
 clients stay served under 10,000 idle connections, a client that never reads its
-responses, a producer flooding faster than the broker writes, an oversized frame, and
-requests waiting in purgatories while ``queued.max.requests`` is 1.
+responses, producers flooding faster than the broker writes (``queued.max.request.bytes``
+bounding what they have read), an oversized frame, and requests waiting in purgatories
+while ``queued.max.requests`` is 1.
 
 Each test prints the broker's resident memory (VmRSS) before and after, and puts the
 figures in its assertion messages; docs/broker.md quotes them.
@@ -40,6 +41,9 @@ IDLE_CONNECTIONS = 10_000
 IDLE_MS = 3000  # the hostile-client broker's connections.max.idle.ms
 MIB = 1 << 20
 IDLE_CLOSED = "odradek_connections_idle_closed_total"
+QUEUED_BYTES = "odradek_request_queue_bytes"
+QUEUED_MAX_BYTES = 2 * MIB
+BIG_FRAME_RECORDS = 1000  # Produce requests of 1 MiB, under message.max.bytes
 API_FIND_COORDINATOR = 10
 API_JOIN_GROUP = 11
 
@@ -74,6 +78,18 @@ def strict(module_broker_factory: BrokerFactory) -> Broker:
             "queued.max.requests": "1",
             "socket.request.max.bytes": str(MIB),
             "group.initial.rebalance.delay.ms": "3000",
+        }
+    )
+
+
+@pytest.fixture(scope="module")
+def byte_bounded(module_broker_factory: BrokerFactory) -> Broker:
+    """A broker with Kafka's defaults but for a small queued.max.request.bytes (which
+    must hold a largest request)."""
+    return module_broker_factory(
+        {
+            "queued.max.request.bytes": str(QUEUED_MAX_BYTES),
+            "socket.request.max.bytes": str(QUEUED_MAX_BYTES),
         }
     )
 
@@ -253,33 +269,47 @@ def flood(bootstrap: str, frame: bytes, stop: threading.Event, sent: list[int]) 
         sent.append(count)
 
 
-def test_producers_flooding_faster_than_the_broker_writes_stay_bounded(
-    strict: Broker,
-) -> None:
-    topic = unique_name("overload-flood")
-    with WireClient.to(strict.bootstrap) as client:
-        client.wait_for_topic(topic)
-    batch = bytes(build_batch([bytes(1024)] * 500))
-    frame = produce_request(topic, 0, batch, acks=0).encode(1)
+@contextlib.contextmanager
+def flooding(bootstrap: str, frame: bytes, connections: int) -> Iterator[list[int]]:
+    """``connections`` threads flooding ``frame`` while in the block; then the list holds
+    how many frames each sent."""
     stop = threading.Event()
     sent: list[int] = []
     floods = [
-        threading.Thread(target=flood, args=(strict.bootstrap, frame, stop, sent)) for _ in range(4)
+        threading.Thread(target=flood, args=(bootstrap, frame, stop, sent))
+        for _ in range(connections)
     ]
-    before = strict.rss_bytes()
-    peak = before
     for thread in floods:
         thread.start()
     try:
+        yield sent
+    finally:
+        stop.set()
+        for thread in floods:
+            thread.join(30)
+
+
+def flood_frame(broker: Broker, prefix: str, records: int) -> bytes:
+    """An acks=0 Produce of ``records`` records of 1 KiB to a new topic."""
+    topic = unique_name(prefix)
+    with WireClient.to(broker.bootstrap) as client:
+        client.wait_for_topic(topic)
+    batch = bytes(build_batch([bytes(1024)] * records))
+    return produce_request(topic, 0, batch, acks=0).encode(1)
+
+
+def test_producers_flooding_faster_than_the_broker_writes_stay_bounded(
+    strict: Broker,
+) -> None:
+    frame = flood_frame(strict, "overload-flood", 500)
+    before = strict.rss_bytes()
+    peak = before
+    with flooding(strict.bootstrap, frame, 4) as sent:
         time.sleep(1.0)
         peak = max(peak, strict.rss_bytes())
         latencies = produce_latencies(strict.bootstrap, unique_name("overload-live"), 50, 0.02)
         took = served_within(strict.bootstrap, 2.0)
         peak = max(peak, strict.rss_bytes())
-    finally:
-        stop.set()
-        for thread in floods:
-            thread.join(30)
     figures = (
         f"{sum(sent)} Produce requests of {len(frame) // 1024} KiB from 4 flooding"
         f" connections; RSS {mib(before)} before, {mib(peak)} at the peak; a live"
@@ -287,6 +317,55 @@ def test_producers_flooding_faster_than_the_broker_writes_stay_bounded(
     )
     print(figures)
     assert peak - before < 100 * MIB, figures
+    assert p99(latencies) < 2.0, figures
+
+
+class Peaks:
+    """The highest queued bytes and resident memory of a broker, sampled in a thread."""
+
+    def __init__(self, broker: Broker) -> None:
+        self._broker = broker
+        self.queued_bytes = 0.0
+        self.rss = broker.rss_bytes()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample)
+
+    def _sample(self) -> None:
+        while not self._stop.wait(0.1):
+            self.queued_bytes = max(self.queued_bytes, self._broker.metric(QUEUED_BYTES))
+            self.rss = max(self.rss, self._broker.rss_bytes())
+
+    def __enter__(self) -> Peaks:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._stop.set()
+        self._thread.join(10)
+
+
+def test_queued_max_request_bytes_bounds_what_flooding_producers_have_read(
+    byte_bounded: Broker,
+) -> None:
+    frame = flood_frame(byte_bounded, "overload-bytes", BIG_FRAME_RECORDS)
+    live = unique_name("overload-bytes-live")
+    produce_latencies(byte_bounded.bootstrap, live, 1, 0)  # creates the topic
+    before = byte_bounded.rss_bytes()
+    with Peaks(byte_bounded) as peaks, flooding(byte_bounded.bootstrap, frame, 8) as sent:
+        time.sleep(1.0)
+        latencies = produce_latencies(byte_bounded.bootstrap, live, 50, 0.02)
+    figures = (
+        f"{sum(sent)} Produce requests of {mib(len(frame))} from 8 flooding connections"
+        f" under queued.max.request.bytes={mib(QUEUED_MAX_BYTES)}: at most"
+        f" {mib(int(peaks.queued_bytes))} queued; RSS {mib(before)} before,"
+        f" {mib(peaks.rss)} at the peak; a live producer's median"
+        f" {sorted(latencies)[len(latencies) // 2] * 1000:.0f} ms, p99"
+        f" {p99(latencies) * 1000:.0f} ms"
+    )
+    print(figures)
+    assert peaks.queued_bytes >= QUEUED_MAX_BYTES, f"the flood never filled it; {figures}"
+    assert peaks.queued_bytes < QUEUED_MAX_BYTES + len(frame), figures
+    assert peaks.rss - before < 100 * MIB, figures
     assert p99(latencies) < 2.0, figures
 
 
