@@ -41,6 +41,10 @@ class LogDirFailures:
         """Offline directory -> the cause, as first logged."""
         return dict(self._offline)
 
+    @property
+    def any_offline(self) -> bool:
+        return bool(self._offline)
+
     def is_offline(self, log_dir: Path) -> bool:
         return log_dir in self._offline
 
@@ -97,7 +101,8 @@ def in_log_dir(
     def wrap(method: Callable[Concatenate[_L, _P], _R]) -> Callable[Concatenate[_L, _P], _R]:
         @functools.wraps(method)
         def guarded(owner: _L, /, *args: _P.args, **kwargs: _P.kwargs) -> _R:
-            owner.failures.check(owner.directory.parent)
+            if owner.failures.any_offline:  # on every read and append: no path work else
+                owner.failures.check(owner.directory.parent)
             try:
                 return method(owner, *args, **kwargs)
             except OSError as error:
