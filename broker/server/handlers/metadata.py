@@ -117,12 +117,16 @@ def error_entry(name: str | None, code: ErrorCode) -> dict[str, Any]:
 
 def topic_entry(topic: TopicMetadata, image: MetadataImage) -> dict[str, Any]:
     """A topic's partitions as ``image`` has them; a replica is offline where Kafka says
-    so: its broker unregistered, or the replica in a log dir its broker reported offline."""
+    so: its broker unregistered or fenced, or the replica in a log dir its broker reported
+    offline."""
     offline = image.offline_holders()
+    fenced = image.fenced_brokers()
 
     def offline_replicas(state: PartitionState) -> tuple[int, ...]:
         lost = offline.get((topic.name, state.partition), frozenset())
-        return tuple(r for r in state.replicas if r not in image.brokers or r in lost)
+        return tuple(
+            r for r in state.replicas if r not in image.brokers or r in fenced or r in lost
+        )
 
     return {
         "error_code": ErrorCode.none,

@@ -1,5 +1,6 @@
 """Metadata and DescribeTopicPartitions list a partition's offline replicas as Kafka does:
-those of brokers not registered, and those a broker reported in an offline log dir."""
+those of brokers not registered or fenced, and those a broker reported in an offline log
+dir."""
 
 from __future__ import annotations
 
@@ -14,17 +15,19 @@ from odradek.broker.cluster.metadata_image import (
 from odradek.broker.server.handlers.metadata import topic_entry
 
 
-def test_replicas_in_offline_log_dirs_and_of_unregistered_brokers_are_offline() -> None:
-    states = tuple(PartitionState(p, (0, 1, 2), leader=1, isr=(1,)) for p in range(2))
+def test_replicas_in_offline_log_dirs_and_of_unregistered_or_fenced_brokers_are_offline() -> None:
+    states = tuple(PartitionState(p, (0, 1, 2, 3), leader=1, isr=(1,)) for p in range(2))
     image = MetadataImage(
         "c",
         1,
         brokers={
             0: BrokerRegistration(0, "h", 9092, offline_replicas=frozenset({("t", 0)})),
             1: BrokerRegistration(1, "h", 9093, offline_replicas=frozenset({("other", 1)})),
-        },  # broker 2 is not registered
+            3: BrokerRegistration(3, "h", 9095),
+        },  # broker 2 is not registered, broker 3 not unfenced
+        unfenced={0: 0, 1: 0},
     ).with_topic(TopicMetadata("t", uuid.uuid4(), states))
 
     entry = topic_entry(image.topics["t"], image)
 
-    assert [p["offline_replicas"] for p in entry["partitions"]] == [(0, 2), (2,)]
+    assert [p["offline_replicas"] for p in entry["partitions"]] == [(0, 2, 3), (2, 3)]
