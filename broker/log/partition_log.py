@@ -261,7 +261,8 @@ class PartitionLog:
     @property
     def offline(self) -> bool:
         """Whether the log's directory is offline after an I/O error (``LogDirFailures``)."""
-        return self.failures.is_offline(self.directory.parent)
+        failures = self.failures  # asked per partition on every follower fetch
+        return failures.any_offline and failures.is_offline(self.directory.parent)
 
     @property
     def log_end_offset(self) -> int:
