@@ -129,7 +129,7 @@ def test_the_java_client_runs_version_2_transactions_across_brokers(
     ), features
     sent = kafka_tool(
         "kafka-producer-perf-test", "--topic", topic, "--num-records", "3000",
-        "--record-size", "100", "--throughput", "2000", "--transactional-id", transactional_id,
+        "--record-size", "100", "--throughput", "1000", "--transactional-id", transactional_id,
         "--transaction-duration-ms", "200", "--producer-props",
         f"bootstrap.servers={cluster.bootstrap}", "acks=all",
     )  # fmt: skip
@@ -142,7 +142,10 @@ def test_the_java_client_runs_version_2_transactions_across_brokers(
         "kafka-transactions", *server, "describe-producers", "--topic", topic, "--partition", "0"
     )
     [row] = producers.strip().splitlines()[1:]
-    assert int(row.split()[1]) >= 5  # 3000 records at 2000/s in transactions of 200 ms
+    # 3000 records at 1000/s in transactions of 200 ms: 15, fewer when a slow start (the
+    # JVM, initTransactions) lets the perf test's throttler send a catch-up burst; an
+    # epoch that never moved (transaction version 1) stays 0
+    assert int(row.split()[1]) >= 3
 
     # the coordinator wrote Kafka's version 1 records of a version 2 client
     coordinator = coordinator_of(Wire(cluster.brokers[0].bootstrap), transactional_id)
