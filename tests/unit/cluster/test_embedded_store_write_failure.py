@@ -10,13 +10,11 @@ disk fails it with ENOSPC.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import logging
-import resource
-import signal
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 import pytest
@@ -28,25 +26,14 @@ from odradek.broker.protocol.errors import ErrorCode, KafkaError
 BROKER = BrokerRegistration(0, "127.0.0.1", 9092)
 
 
-@contextlib.contextmanager
-def file_size_limit(limit: int) -> Iterator[None]:
-    """Writes past ``limit`` bytes of any file fail with EFBIG (SIGXFSZ ignored)."""
-    old_limit = resource.getrlimit(resource.RLIMIT_FSIZE)
-    old_handler = signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
-    resource.setrlimit(resource.RLIMIT_FSIZE, (limit, old_limit[1]))
-    try:
-        yield
-    finally:
-        resource.setrlimit(resource.RLIMIT_FSIZE, old_limit)
-        signal.signal(signal.SIGXFSZ, old_handler)
-
-
 def topic(name: str) -> TopicMetadata:
     return TopicMetadata(name, uuid.uuid4(), (PartitionState(0, (0,), 0, isr=(0,)),))
 
 
 def test_a_metadata_file_that_cannot_be_written_refuses_changes_with_a_storage_error(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
+    file_size_limit: Callable[[int], AbstractContextManager[None]],
 ) -> None:
     store = EmbeddedMetadataStore(tmp_path, BROKER)
     path = tmp_path / EmbeddedMetadataStore.FILE_NAME

@@ -10,12 +10,10 @@ batch itself was written.
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import os
-import resource
-import signal
-from collections.abc import Iterator
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 import pytest
@@ -37,19 +35,6 @@ def idempotent_batch(sequence: int, count: int = 5) -> bytes:
         producer_epoch=EPOCH,
         base_sequence=sequence,
     )
-
-
-@contextlib.contextmanager
-def file_size_limit(limit: int) -> Iterator[None]:
-    """Writes past ``limit`` bytes of any file fail with EFBIG (SIGXFSZ ignored)."""
-    old_limit = resource.getrlimit(resource.RLIMIT_FSIZE)
-    old_handler = signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
-    resource.setrlimit(resource.RLIMIT_FSIZE, (limit, old_limit[1]))
-    try:
-        yield
-    finally:
-        resource.setrlimit(resource.RLIMIT_FSIZE, old_limit)
-        signal.signal(signal.SIGXFSZ, old_handler)
 
 
 def break_offset_index(log: PartitionLog) -> None:
@@ -77,7 +62,7 @@ def reopened(log: PartitionLog) -> PartitionLog:
 
 
 def test_a_write_cut_short_by_a_full_disk_leaves_the_log_at_its_previous_end(
-    open_log: OpenLog,
+    open_log: OpenLog, file_size_limit: Callable[[int], AbstractContextManager[None]]
 ) -> None:
     log = open_log()
     log.append_as_leader(idempotent_batch(0), leader_epoch=0)
