@@ -14,7 +14,7 @@ import ssl
 import struct
 import sys
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -180,22 +180,14 @@ def fetch_request(
     max_wait_ms: int = 0,
     min_bytes: int = 0,
     isolation_level: int = 0,
-    more: Mapping[int, int] | None = None,
 ) -> Request:
-    """Fetch v11 of ``partition`` from ``offset``, and of the partitions in ``more`` from
-    theirs."""
     schema = load_request_schema(API_FETCH, 11)
-    fetch_partitions = tuple(
-        nested(schema, "FetchPartition")(
-            partition=i32(number),
-            current_leader_epoch=i32(-1),
-            fetch_offset=i64(start),
-            log_start_offset=i64(-1),
-            partition_max_bytes=i32(
-                max_bytes if partition_max_bytes is None else partition_max_bytes
-            ),
-        )
-        for number, start in {partition: offset, **(more or {})}.items()
+    fetch_partition = nested(schema, "FetchPartition")(
+        partition=i32(partition),
+        current_leader_epoch=i32(-1),
+        fetch_offset=i64(offset),
+        log_start_offset=i64(-1),
+        partition_max_bytes=i32(max_bytes if partition_max_bytes is None else partition_max_bytes),
     )
     return Request(
         API_FETCH,
@@ -208,7 +200,7 @@ def fetch_request(
             isolation_level=i8(isolation_level),
             session_id=i32(0),
             session_epoch=i32(-1),
-            topics=(nested(schema, "FetchTopic")(topic=topic, partitions=fetch_partitions),),
+            topics=(nested(schema, "FetchTopic")(topic=topic, partitions=(fetch_partition,)),),
             forgotten_topics_data=(),
             rack_id="",
         ),
@@ -305,13 +297,6 @@ class WireClient:
         single partition response."""
         response = self.call(*fetch_request(topic, partition, offset, max_bytes, **limits))
         return response.responses[0].partitions[0]
-
-    def fetch_partitions(self, topic: str, offsets: Mapping[int, int], **limits: Any) -> Any:
-        """Fetch v11 of several partitions of ``topic`` from their ``offsets``; returns the
-        partition responses."""
-        (first, offset), *more = offsets.items()
-        request = fetch_request(topic, first, offset, more=dict(more), **limits)
-        return self.call(*request).responses[0].partitions
 
     def init_producer_id(self) -> tuple[int, int]:
         """A fresh idempotent producer id and epoch."""

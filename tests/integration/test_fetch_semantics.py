@@ -9,7 +9,6 @@ from typing import Any
 
 import pytest
 from broker_process import Broker, BrokerFactory, unique_name
-from group_members import create_topic
 from kafka_wire import LATEST_TIMESTAMP, WireClient, build_batch, parse_batches
 
 OFFSET_OUT_OF_RANGE = 1
@@ -62,43 +61,6 @@ def test_waiting_fetch_returns_as_soon_as_a_record_arrives(broker: Broker, topic
     batches, _ = parse_batches(bytes(result["answer"].records or b""))
     assert [b.base_offset for b in batches] == [0]
     assert result["elapsed"] < 5, f"woke after {result['elapsed']:.2f}s; max_wait was 10s"
-
-
-def test_a_long_poll_over_partitions_answers_what_each_holds_once_min_bytes_is_reached(
-    broker: Broker,
-) -> None:
-    """Partition 0 holds a batch, too little for min_bytes; records arriving on partition 1
-    (read again alone once it changed) and then on 2 complete the answer, which carries
-    every partition's records once and stays within max_bytes."""
-    topic = create_topic(broker, 3)
-    wire_batch = len(build_batch([b"x" * 1000]))
-    result: dict[str, Any] = {}
-    with WireClient.to(broker.bootstrap) as wire:
-        wire.produce(topic, 0, bytes(build_batch([b"x" * 1000])))
-
-    def long_poll() -> None:
-        with WireClient.to(broker.bootstrap, timeout=20) as poller:
-            result["answer"] = poller.fetch_partitions(
-                topic, {0: 0, 1: 0, 2: 0}, max_wait_ms=10_000, min_bytes=3 * wire_batch,
-                max_bytes=5 * wire_batch,
-            )  # fmt: skip
-
-    poller = threading.Thread(target=long_poll)
-    poller.start()
-    time.sleep(0.3)
-    with WireClient.to(broker.bootstrap) as wire:
-        wire.produce(topic, 1, bytes(build_batch([b"y" * 1000])))
-        time.sleep(0.3)
-        assert poller.is_alive(), "answered below min_bytes"
-        wire.produce(topic, 2, bytes(build_batch([b"z" * 1000])))
-    poller.join(20)
-    assert "answer" in result, "the long poll never answered"
-    values = {}
-    for partition in result["answer"]:
-        batches, _ = parse_batches(bytes(partition.records or b""))
-        values[int(partition.partition_index)] = [b.base_offset for b in batches]
-        assert int(partition.high_watermark) == 1
-    assert values == {0: [0], 1: [0], 2: [0]}
 
 
 @pytest.mark.parametrize("limit", ["max_bytes", "partition_max_bytes"])

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import Collection, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -59,27 +59,24 @@ async def handle(context: BrokerContext, request: Request) -> EncodedResponse:
         max_bytes = min(max_bytes, _quota_window_bytes(context, request))
     min_bytes = min(body.min_bytes, max_bytes)
     read_committed = getattr(body, "isolation_level", 0) == READ_COMMITTED
-    answers = _Answers(context, requested, replica_id, rack_id, read_committed)
-    answers.read(max_bytes)
-    while answers.size < min_bytes and not answers.has_error:
+    while True:
+        topics, size, has_error, records = _read(
+            context, requested, replica_id, rack_id, max_bytes, read_committed
+        )
         remaining = deadline - loop.time()
+        if size >= min_bytes or has_error or remaining <= 0:
+            break
         waiters = _change_waiters(context, requested)
-        if remaining <= 0 or not waiters:
+        if not waiters:
             break
         context.requests.leave(request.connection_id)  # Kafka's fetch purgatory
-        done, _ = await asyncio.wait(
-            waiters, timeout=remaining, return_when=asyncio.FIRST_COMPLETED
-        )
-        # Only the partitions that changed are read again: the others' answers stand.
-        answers.read(max_bytes, only={position for future in done for position in waiters[future]})
-    topics = answers.topics()
+        await asyncio.wait(waiters, timeout=remaining, return_when=asyncio.FIRST_COMPLETED)
     throttle_ms = 0
     if quota:
         client_id = request.header.client_id
-        throttle_ms = context.quotas.fetch_throttle_ms(request.principal, client_id, answers.size)
+        throttle_ms = context.quotas.fetch_throttle_ms(request.principal, client_id, size)
         if throttle_ms:
             topics = []  # Kafka answers a fetch over the quota without partitions
-    records = answers.records_per_topic()
     for topic in topics:
         sent = sum(partition.records_size for partition in topic.partitions)
         if sent:
@@ -124,80 +121,41 @@ def _authorized(
     ]
 
 
-Position = tuple[int, int]
-"""A requested partition: its topic's index in the request, and its index in that topic."""
-
-
-class _Answers:
-    """Each requested partition's answer, and the offset after the last batch it sends."""
-
-    def __init__(
-        self,
-        context: BrokerContext,
-        requested: Sequence[_Requested],
-        replica_id: int,
-        rack_id: str,
-        read_committed: bool,
-    ) -> None:
-        self._context, self._requested = context, requested
-        self._replica_id, self._rack_id, self._read_committed = replica_id, rack_id, read_committed
-        self._answers: dict[Position, tuple[FetchedPartition[FileRegion], int]] = {}
-
-    def read(self, max_bytes: int, only: Collection[Position] | None = None) -> None:
-        """Read every requested partition, or again ``only`` those (the others keep their
-        answers), at most ``max_bytes`` of records in all, in the request's order."""
-        if only is None:
-            only = [(t, i) for t, topic in enumerate(self._requested)
-                    for i in range(len(topic.partitions))]  # fmt: skip
-        else:
-            only = sorted(only)
-        total = self.size - sum(
-            self._answers[p][0].records_size for p in only if p in self._answers
-        )
-        budget = max_bytes - total
-        for position in only:
-            topic = self._requested[position[0]]
-            item = topic.partitions[position[1]]
-            answer = self._answers[position] = _read_partition(
-                self._context,
+def _read(
+    context: BrokerContext,
+    requested: Sequence[_Requested],
+    replica_id: int,
+    rack_id: str,
+    max_bytes: int,
+    read_committed: bool,
+) -> tuple[Topics, int, bool, dict[str, int]]:
+    """The fetched partitions (at most ``max_bytes`` of records), bytes, whether any
+    failed, and records sent per topic (counted by offsets, so compaction gaps count too)."""
+    budget = max_bytes
+    total, has_error = 0, False
+    records: dict[str, int] = {}
+    topics: Topics = []
+    for topic in requested:
+        fetched: FetchedTopic[FileRegion] = FetchedTopic(topic.name or "", topic_id=topic.topic_id)
+        for item in topic.partitions:
+            result, sent_up_to = _read_partition(
+                context,
                 topic,
                 item,
                 min(budget, item.partition_max_bytes),
-                self._replica_id,
-                self._rack_id,
+                replica_id,
+                rack_id,
                 min_one_batch=total == 0,
-                read_committed=self._read_committed,
+                read_committed=read_committed,
             )
-            total += answer[0].records_size
-            budget = max(budget - answer[0].records_size, 0)
-
-    @property
-    def size(self) -> int:
-        return sum(answer.records_size for answer, _ in self._answers.values())
-
-    @property
-    def has_error(self) -> bool:
-        return any(answer.error_code != 0 for answer, _ in self._answers.values())
-
-    def topics(self) -> Topics:
-        return [
-            FetchedTopic(
-                topic.name or "",
-                [self._answers[(t, i)][0] for i in range(len(topic.partitions))],
-                topic_id=topic.topic_id,
-            )
-            for t, topic in enumerate(self._requested)
-        ]
-
-    def records_per_topic(self) -> dict[str, int]:
-        """Records sent per topic, counted by offsets (so compaction gaps count too)."""
-        records: dict[str, int] = {}
-        for (t, i), (_, sent_up_to) in self._answers.items():
-            topic = self._requested[t]
-            fetch_offset = topic.partitions[i].fetch_offset
-            if topic.name is not None and sent_up_to > fetch_offset:
-                records[topic.name] = records.get(topic.name, 0) + sent_up_to - fetch_offset
-        return records
+            has_error |= result.error_code != 0
+            total += result.records_size
+            if topic.name is not None and sent_up_to > item.fetch_offset:
+                records[topic.name] = records.get(topic.name, 0) + sent_up_to - item.fetch_offset
+            budget = max(budget - result.records_size, 0)
+            fetched.partitions.append(result)
+        topics.append(fetched)
+    return topics, total, has_error, records
 
 
 def _read_partition(
@@ -317,17 +275,14 @@ def _offsets_or_unknown(context: BrokerContext, topic: str | None, index: int) -
 
 def _change_waiters(
     context: BrokerContext, requested: Sequence[_Requested]
-) -> dict[asyncio.Future[None], list[Position]]:
-    """The futures of the requested partitions' next change, with the partitions each
-    stands for."""
-    waiters: dict[asyncio.Future[None], list[Position]] = {}
-    for t, topic in enumerate(requested):
+) -> list[asyncio.Future[None]]:
+    waiters = []
+    for topic in requested:
         if topic.name is None:
             continue
-        for i, item in enumerate(topic.partitions):
+        for item in topic.partitions:
             try:
-                future = context.replicas.get(topic.name, item.partition).wait_for_change()
+                waiters.append(context.replicas.get(topic.name, item.partition).wait_for_change())
             except KafkaError:  # unknown partitions were answered with an error already
                 continue
-            waiters.setdefault(future, []).append((t, i))
     return waiters
