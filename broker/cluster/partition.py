@@ -121,6 +121,8 @@ class Partition:
         self._joining: frozenset[int] = frozenset()
         # producer id -> the guard of the verification of its transaction under way (KIP-890)
         self._verification_guards: dict[int, VerificationGuard] = {}
+        # The log end when this replica last became leader (Kafka's leaderEpochStartOffset).
+        self._epoch_start_offset = -1
         if state.leader == node_id:
             self._start_leading()
         self._maybe_advance_high_watermark()
@@ -161,6 +163,7 @@ class Partition:
             if replica != self._node_id
         }
         self.log.start_leader_epoch(self.state.leader_epoch)
+        self._epoch_start_offset = end
         self._verification_guards.clear()  # verifications began under another leader
         log.info("%s: leader at epoch %d", self.key, self.state.leader_epoch)
 
@@ -417,6 +420,7 @@ class Partition:
         log = self.log
         fetchable = log.last_stable_offset if read_committed else self.high_watermark
         if timestamp == LATEST_TIMESTAMP:
+            self._check_high_watermark_caught_up()
             return FoundOffset(-1, fetchable, self.state.leader_epoch)
         if timestamp in (EARLIEST_TIMESTAMP, EARLIEST_LOCAL_TIMESTAMP):
             start = log.log_start_offset
@@ -428,8 +432,20 @@ class Partition:
         else:
             return NOT_FOUND
         if not 0 <= offset < fetchable:
+            self._check_high_watermark_caught_up()
             return NOT_FOUND
         return FoundOffset(found, offset, log.epoch_for_offset(offset))
+
+    def _check_high_watermark_caught_up(self) -> None:
+        """A new leader learns the high watermark from its followers' next fetches; until
+        it reaches the log end at election, answers past it would go back in time, so Kafka
+        refuses them with the retriable OFFSET_NOT_AVAILABLE."""
+        if self._epoch_start_offset > self.high_watermark:
+            raise KafkaError(
+                ErrorCode.offset_not_available,
+                f"{self.key}: the high watermark {self.high_watermark} lags the start of leader "
+                f"epoch {self.state.leader_epoch} at {self._epoch_start_offset}",
+            )
 
     def active_producers(self) -> Mapping[int, ProducerEntry]:
         """DescribeProducers as leader: the producers whose state this partition keeps."""

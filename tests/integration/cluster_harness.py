@@ -217,10 +217,19 @@ class Cluster:
         return self.partition(topic, partition).leader
 
     def high_watermark(self, topic: str, partition: int) -> int:
-        """ListOffsets latest on the partition's leader: the high watermark."""
-        leader = self.leader_of(topic, partition)
-        with WireClient.to(self.brokers[leader].bootstrap, tls=self.wire_tls) as wire:
-            return wire.list_offset(topic, partition, LATEST_TIMESTAMP)
+        """ListOffsets latest on the partition's leader: the high watermark, asking again
+        while the answer is an error (a new leader answers the retriable OFFSET_NOT_AVAILABLE
+        until its followers' first fetches bring its high watermark to its log end)."""
+        answers: list[int] = []
+
+        def answered() -> bool:
+            leader = self.leader_of(topic, partition)
+            with WireClient.to(self.brokers[leader].bootstrap, tls=self.wire_tls) as wire:
+                answers.append(wire.list_offset(topic, partition, LATEST_TIMESTAMP))
+            return True
+
+        self.wait_until(answered, f"the high watermark of {topic}-{partition}")
+        return answers[-1]
 
     def fully_replicated(self, topic: str | None = None) -> bool:
         """Every partition (of ``topic``) led by a reachable broker with its whole ISR."""
