@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from odradek.broker.cluster.fetch_session_handler import FetchSessionHandler, NextFetch
 from odradek.broker.cluster.metadata_image import MetadataImage
 from odradek.broker.cluster.partition import Partition, PartitionKey
 from odradek.broker.cluster.peer_connection import PeerAuthenticationFailed, PeerConnection
@@ -103,6 +104,7 @@ class LeaderFetcher:
         self._epochs: dict[PartitionKey, int] = {}
         self._to_truncate: set[PartitionKey] = set()
         self._wake = asyncio.Event()
+        self._session = FetchSessionHandler(leader)
         self.task = asyncio.create_task(self._run(), name=f"replica-fetcher-{leader}")
 
     def assign(self, partitions: dict[PartitionKey, int]) -> None:
@@ -129,6 +131,7 @@ class LeaderFetcher:
                     if connection is not None:
                         connection.close()
                     connection = PeerConnection(*address, security=self._settings.security)
+                    self._session.failed()
                 if self._to_truncate:
                     await self._truncate(connection)
                 await self._fetch(connection)
@@ -235,35 +238,18 @@ class LeaderFetcher:
         if not partitions:
             await asyncio.sleep(RETRY_BACKOFF_S)
             return
-        by_topic: dict[str, list[dict[str, Any]]] = {}
-        for key, epoch, partition in partitions:
-            by_topic.setdefault(key.topic, []).append(
-                {
-                    "partition": key.partition,
-                    "current_leader_epoch": epoch,
-                    "fetch_offset": partition.log_end_offset,
-                    "last_fetched_epoch": -1,
-                    "log_start_offset": partition.log_start_offset,
-                    "partition_max_bytes": self._settings.partition_max_bytes,
-                }
-            )
-        settings = self._settings
-        response = await connection.request(
-            ApiKey.FETCH,
-            FETCH_VERSION,
+        fetch = self._session.next(
             {
-                "replica_id": settings.node_id,
-                "max_wait": settings.max_wait_ms,
-                "min_bytes": 1,
-                "max_bytes": settings.max_bytes,
-                "isolation_level": 0,
-                "session_id": 0,
-                "session_epoch": -1,
-                "topics": [{"topic": t, "partitions": p} for t, p in by_topic.items()],
-                "forgotten_topics_data": [],
-                "rack_id": "",
-            },
+                key: (partition.log_end_offset, partition.log_start_offset, epoch)
+                for key, epoch, partition in partitions
+            }
         )
+        try:
+            response = await connection.request(ApiKey.FETCH, FETCH_VERSION, self._request(fetch))
+        except BaseException:
+            self._session.failed()
+            raise
+        self._session.answered(fetch, response.error_code, response.session_id)
         sent = {key: epoch for key, epoch, _ in partitions}
         waiting = False
         for topic in response.responses:
@@ -277,6 +263,36 @@ class LeaderFetcher:
                 waiting |= self._apply(key, follower, result)
         if waiting:
             await asyncio.sleep(RETRY_BACKOFF_S)
+
+    def _request(self, fetch: NextFetch) -> dict[str, Any]:
+        settings = self._settings
+        by_topic: dict[str, list[dict[str, Any]]] = {}
+        for key, (fetch_offset, log_start_offset, epoch) in fetch.sent.items():
+            by_topic.setdefault(key.topic, []).append(
+                {
+                    "partition": key.partition,
+                    "current_leader_epoch": epoch,
+                    "fetch_offset": fetch_offset,
+                    "last_fetched_epoch": -1,
+                    "log_start_offset": log_start_offset,
+                    "partition_max_bytes": settings.partition_max_bytes,
+                }
+            )
+        forgotten: dict[str, list[int]] = {}
+        for key in fetch.forgotten:
+            forgotten.setdefault(key.topic, []).append(key.partition)
+        return {
+            "replica_id": settings.node_id,
+            "max_wait": settings.max_wait_ms,
+            "min_bytes": 1,
+            "max_bytes": settings.max_bytes,
+            "isolation_level": 0,
+            "session_id": fetch.session_id,
+            "session_epoch": fetch.epoch,
+            "topics": [{"topic": t, "partitions": p} for t, p in by_topic.items()],
+            "forgotten_topics_data": [{"topic": t, "partitions": p} for t, p in forgotten.items()],
+            "rack_id": "",
+        }
 
     def _apply(self, key: PartitionKey, partition: Partition, result: Any) -> bool:
         """Apply one partition's fetch result; True if it must wait for metadata."""

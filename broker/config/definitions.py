@@ -519,6 +519,14 @@ BROKER_CONFIGS = _defs(
         at_least(1024),
     ),
     ConfigDef(
+        "max.incremental.fetch.session.cache.slots",
+        ConfigType.INT,
+        1000,
+        "Incremental fetch sessions (KIP-227) the broker keeps; 0 serves every Fetch without "
+        "one. A full cache makes room as Kafka's does (docs/broker.md).",
+        at_least(0),
+    ),
+    ConfigDef(
         "max.request.partition.size.limit",
         ConfigType.INT,
         2000,

@@ -14,6 +14,7 @@ from odradek.broker.group.coordinator import GroupCoordinator
 from odradek.broker.protocol.errors import ErrorCode, KafkaError
 from odradek.broker.server.authorization import RequestAuthorization
 from odradek.broker.server.client_quota_manager import ClientQuotaManager
+from odradek.broker.server.fetch_sessions import FetchSessionCache
 from odradek.broker.server.metrics import BrokerMetrics
 from odradek.broker.server.producer_ids import ProducerIdAllocator
 from odradek.broker.server.request_queue import RequestQueue
@@ -43,6 +44,8 @@ class BrokerContext:
     quotas: ClientQuotaManager = field(init=False)
     # queued.max.requests and queued.max.request.bytes; left by requests entering a purgatory
     requests: RequestQueue = field(init=False)
+    # incremental fetch sessions (KIP-227), max.incremental.fetch.session.cache.slots of them
+    fetch_sessions: FetchSessionCache = field(init=False)
     # Resolved configs are cached against the immutable objects they came from.
     _config_cache: tuple[MetadataImage, BrokerConfig] | None = field(default=None, repr=False)
     _topic_configs: dict[str, tuple[TopicMetadata, BrokerConfig, TopicConfig]] = field(
@@ -69,6 +72,10 @@ class BrokerContext:
             self.metrics.request_queue_size,
             self.metrics.request_queue_bytes,
             self.metrics.request_queue_time,
+        )
+        self.fetch_sessions = FetchSessionCache(
+            self.static_config.get_int("max.incremental.fetch.session.cache.slots"),
+            self.metrics.fetch_sessions_changed,
         )
 
     @property

@@ -122,6 +122,21 @@ class BrokerMetrics:
             " in a purgatory aside (below queued.max.request.bytes plus one frame)",
             registry=self.registry,
         )
+        self.fetch_sessions = Gauge(
+            "odradek_fetch_sessions",
+            "Incremental fetch sessions cached (KIP-227; Kafka's NumIncrementalFetchSessions)",
+            registry=self.registry,
+        )
+        self.fetch_session_partitions = Gauge(
+            "odradek_fetch_session_partitions",
+            "Partitions in the cached fetch sessions (NumIncrementalFetchPartitionsCached)",
+            registry=self.registry,
+        )
+        self.fetch_session_evictions = Counter(
+            "odradek_fetch_session_evictions",
+            "Fetch sessions evicted to make room for new ones",
+            registry=self.registry,
+        )
         self.request_queue_time = Histogram(
             "odradek_request_queue_time_seconds",
             "Time a request read waited for a slot of queued.max.requests",
@@ -151,3 +166,9 @@ class BrokerMetrics:
             registry=self.registry,
         )
         self.registry.register(_LogCollector(partition_samples))
+
+    def fetch_sessions_changed(self, sessions: int, partitions: int, evicted: int) -> None:
+        self.fetch_sessions.set(sessions)
+        self.fetch_session_partitions.set(partitions)
+        if evicted:
+            self.fetch_session_evictions.inc(evicted)

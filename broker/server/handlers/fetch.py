@@ -46,8 +46,12 @@ async def handle(context: BrokerContext, request: Request) -> EncodedResponse:
     body = request.body
     version = request.header.api_version
     replica_id = body.replica_state.replica_id if version >= REPLICA_STATE_FROM else body.replica_id
+    try:
+        session = context.fetch_sessions.begin(body, version, privileged=replica_id >= 0)
+    except KafkaError as error:  # the session is unknown or out of step: nothing is read
+        return EncodedResponse(encode_fetch_response(version, [], error.code.value), 0)
     requested = _authorized(
-        context, request, replica_id, _requested(context.store.image, body.topics, version)
+        context, request, replica_id, _requested(context.store.image, session.topics, version)
     )
     rack_id = getattr(body, "rack_id", "")
     loop = asyncio.get_running_loop()
@@ -75,8 +79,12 @@ async def handle(context: BrokerContext, request: Request) -> EncodedResponse:
     if quota:
         client_id = request.header.client_id
         throttle_ms = context.quotas.fetch_throttle_ms(request.principal, client_id, size)
-        if throttle_ms:
-            topics = []  # Kafka answers a fetch over the quota without partitions
+    if throttle_ms:
+        topics = []  # Kafka answers a fetch over the quota without partitions
+        session_id = session.throttled(context.fetch_sessions)
+    else:
+        topics = session.answer(topics)
+        session_id = session.session_id
     for topic in topics:
         sent = sum(partition.records_size for partition in topic.partitions)
         if sent:
@@ -85,7 +93,7 @@ async def handle(context: BrokerContext, request: Request) -> EncodedResponse:
     leaders = (partition.current_leader for topic in topics for partition in topic.partitions)
     endpoints = leader_endpoints(context.store.image, leaders, request.listener_name)
     chunks = encode_fetch_response(
-        version, topics, node_endpoints=endpoints, throttle_ms=throttle_ms
+        version, topics, session_id=session_id, node_endpoints=endpoints, throttle_ms=throttle_ms
     )
     return EncodedResponse(chunks, throttle_ms)
 

@@ -1,0 +1,295 @@
+"""Incremental fetch sessions (KIP-227): a fetcher lists its partitions once, then each
+Fetch carries only the partitions whose position changed, and each answer only the
+partitions with news.
+
+Fetch v7+ says what it wants with (session id, epoch): epoch -1 is a fetch outside any
+session (closing the session named, if any); epoch 0 a full fetch that opens a session,
+closing the one named; epoch n > 0 the n-th fetch of session ``id``, which updates the
+session's partitions (and drops its forgotten ones) and reads all of them. The cache holds
+``max.incremental.fetch.session.cache.slots`` sessions; a full cache makes room as Kafka's
+FetchSessionCache does: a session unused for two minutes goes first, else the least
+valuable session the newcomer may evict (a follower's outranks a consumer's, a bigger one
+a smaller; a consumer's may evict only sessions over two minutes old), else the fetch runs
+without a session. An incremental answer lists a partition when it carries records or an
+error, or its high watermark or log start offset changed since the session last told them,
+or it names a preferred read replica; partitions that sent records move to the back of the
+session, so no partition takes every answer's byte budget.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from odradek.broker.protocol.errors import ErrorCode, KafkaError
+from odradek.broker.protocol.fetch_response import TOPIC_IDS_FROM, FetchedPartition, FetchedTopic
+
+SESSIONS_FROM = 7
+FINAL_EPOCH = -1
+INITIAL_EPOCH = 0
+SESSIONLESS = 0
+"""The session id of a fetch outside any session."""
+EVICTABLE_AFTER_S = 120.0
+"""Kafka's MIN_INCREMENTAL_FETCH_SESSION_EVICTION_MS: sessions younger than this (or used
+more recently, for the unused-session rule) are safe from a consumer's new session."""
+
+T = TypeVar("T")
+TopicKey = str | uuid.UUID
+"""A session's topics go by name before Fetch v13 and by id from it."""
+
+
+@dataclass
+class SessionPartition:
+    """One partition of a session: the fetch last asked for it (read like a request's
+    partition) and the offsets last answered (-1: none yet, or an error since)."""
+
+    partition: int
+    fetch_offset: int
+    log_start_offset: int
+    partition_max_bytes: int
+    current_leader_epoch: int
+    last_fetched_epoch: int
+    told_high_watermark: int = -1
+    told_log_start_offset: int = -1
+
+    @classmethod
+    def asked(cls, item: Any) -> SessionPartition:
+        return cls(
+            item.partition,
+            item.fetch_offset,
+            item.log_start_offset,
+            item.partition_max_bytes,
+            getattr(item, "current_leader_epoch", -1),
+            getattr(item, "last_fetched_epoch", -1),
+        )
+
+    def ask(self, item: Any) -> None:
+        """The fetcher sent this partition again: its position or limits changed."""
+        self.fetch_offset = item.fetch_offset
+        self.log_start_offset = item.log_start_offset
+        self.partition_max_bytes = item.partition_max_bytes
+        self.current_leader_epoch = getattr(item, "current_leader_epoch", -1)
+        self.last_fetched_epoch = getattr(item, "last_fetched_epoch", -1)
+
+    def has_news(self, answer: FetchedPartition[Any]) -> bool:
+        return (
+            answer.records_size > 0
+            or answer.error_code != 0
+            or answer.high_watermark != self.told_high_watermark
+            or answer.log_start_offset != self.told_log_start_offset
+            or answer.preferred_read_replica >= 0
+        )
+
+    def told(self, answer: FetchedPartition[Any]) -> None:
+        # after an error, the next answer is news whatever its offsets
+        self.told_high_watermark = -1 if answer.error_code else answer.high_watermark
+        self.told_log_start_offset = answer.log_start_offset
+
+
+@dataclass(frozen=True)
+class SessionTopic:
+    """A topic of a fetch as its partitions are read: shaped like a request's topic."""
+
+    topic: str | None
+    topic_id: uuid.UUID | None
+    partitions: Sequence[Any]
+
+
+@dataclass(eq=False)
+class FetchSession:
+    id: int
+    privileged: bool
+    """Opened by a follower (replica id >= 0)."""
+    uses_topic_ids: bool
+    created_at: float
+    last_used: float
+    partitions: dict[tuple[TopicKey, int], SessionPartition] = field(default_factory=dict)
+    epoch: int = 1
+    """The epoch the session's next fetch must carry."""
+
+    def topics(self) -> list[SessionTopic]:
+        """The session's partitions in order, neighbours of one topic together (a topic
+        may come more than once, as in Kafka's answers)."""
+        runs: list[tuple[TopicKey, list[SessionPartition]]] = []
+        for (topic, _), partition in self.partitions.items():
+            if runs and runs[-1][0] == topic:
+                runs[-1][1].append(partition)
+            else:
+                runs.append((topic, [partition]))
+        return [
+            SessionTopic(topic, None, parts)
+            if isinstance(topic, str)
+            else SessionTopic(None, topic, parts)
+            for topic, parts in runs
+        ]
+
+
+@dataclass
+class SessionFetch:
+    """One Fetch's view of its session: the topics to read and, once read, what to answer."""
+
+    session_id: int
+    topics: Sequence[Any]
+    session: FetchSession | None = None
+    incremental: bool = False
+
+    def answer(self, topics: list[FetchedTopic[T]]) -> list[FetchedTopic[T]]:
+        """What the session's fetcher is told of ``topics`` (read in ``self.topics``'s
+        order): everything for a full fetch, the partitions with news for an incremental
+        one; the session remembers what it was told."""
+        session = self.session
+        if session is None:
+            return topics
+        answered: list[FetchedTopic[T]] = []
+        sent_records = []
+        for requested, fetched in zip(self.topics, topics, strict=True):
+            key = requested.topic_id if session.uses_topic_ids else requested.topic
+            kept = []
+            for item, answer in zip(requested.partitions, fetched.partitions, strict=True):
+                if not self.incremental or item.has_news(answer):
+                    kept.append(answer)
+                item.told(answer)
+                if answer.records_size:
+                    sent_records.append((key, item.partition))
+            if kept:
+                answered.append(FetchedTopic(fetched.name, kept, fetched.topic_id))
+        if self.incremental:
+            for position in sent_records:  # to the back of the session
+                session.partitions[position] = session.partitions.pop(position)
+        return answered
+
+    def throttled(self, cache: FetchSessionCache) -> int:
+        """The session id of an answer held back by a quota, which tells no partition: a
+        full fetch's new session is closed (the fetcher starts again, as in Kafka)."""
+        if self.session is not None and not self.incremental:
+            cache.close(self.session.id)
+            return SESSIONLESS
+        return self.session_id
+
+
+class FetchSessionCache:
+    """The broker's fetch sessions, at most ``slots`` of them."""
+
+    def __init__(
+        self,
+        slots: int,
+        on_change: Callable[[int, int, int], None] = lambda sessions, partitions, evicted: None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._slots = slots
+        self._sessions: dict[int, FetchSession] = {}
+        self._partitions = 0  # in all sessions
+        self._on_change = on_change
+        """Told the number of sessions, their partitions, and sessions just evicted."""
+        self._clock = clock
+
+    def __len__(self) -> int:
+        return len(self._sessions)
+
+    def begin(self, body: Any, version: int, privileged: bool) -> SessionFetch:
+        """The session this Fetch continues, opens or closes; raises the request's error
+        (FETCH_SESSION_ID_NOT_FOUND, INVALID_FETCH_SESSION_EPOCH, FETCH_SESSION_TOPIC_ID_ERROR)."""
+        if version < SESSIONS_FROM:
+            return SessionFetch(SESSIONLESS, body.topics)
+        session_id, epoch = body.session_id, body.session_epoch
+        uses_topic_ids = version >= TOPIC_IDS_FROM
+        if epoch in (FINAL_EPOCH, INITIAL_EPOCH):
+            if session_id != SESSIONLESS:
+                self.close(session_id)
+            if epoch == FINAL_EPOCH:
+                return SessionFetch(SESSIONLESS, body.topics)
+            size = sum(len(topic.partitions) for topic in body.topics)
+            session = self._open(privileged, size, uses_topic_ids)
+            if session is None:
+                return SessionFetch(SESSIONLESS, body.topics)
+            self._update(session, body.topics, (), uses_topic_ids)
+            return SessionFetch(session.id, session.topics(), session)
+        session = self._sessions.get(session_id)
+        if session is None:
+            raise KafkaError(ErrorCode.fetch_session_id_not_found, f"no fetch session {session_id}")
+        if session.epoch != epoch:
+            raise KafkaError(
+                ErrorCode.invalid_fetch_session_epoch,
+                f"fetch session {session_id} expects epoch {session.epoch}, not {epoch}",
+            )
+        if session.uses_topic_ids != uses_topic_ids:
+            raise KafkaError(
+                ErrorCode.fetch_session_topic_id_error,
+                f"fetch session {session_id} names topics by "
+                f"{'id' if session.uses_topic_ids else 'name'}",
+            )
+        session.epoch = 1 if epoch == 2**31 - 1 else epoch + 1
+        session.last_used = self._clock()
+        self._update(session, body.topics, body.forgotten_topics_data, uses_topic_ids)
+        return SessionFetch(session.id, session.topics(), session, incremental=True)
+
+    def close(self, session_id: int) -> None:
+        session = self._sessions.pop(session_id, None)
+        if session is not None:
+            self._partitions -= len(session.partitions)
+            self._changed()
+
+    def _update(
+        self, session: FetchSession, topics: Any, forgotten: Any, uses_topic_ids: bool
+    ) -> None:
+        partitions = session.partitions
+        before = len(partitions)
+        for topic in topics:
+            key = topic.topic_id if uses_topic_ids else topic.topic
+            for item in topic.partitions:
+                cached = partitions.get((key, item.partition))
+                if cached is None:
+                    partitions[(key, item.partition)] = SessionPartition.asked(item)
+                else:
+                    cached.ask(item)
+        for topic in forgotten:
+            key = topic.topic_id if uses_topic_ids else topic.topic
+            for index in topic.partitions:
+                partitions.pop((key, index), None)
+        if len(partitions) != before:
+            self._partitions += len(partitions) - before
+            self._changed()
+
+    def _open(self, privileged: bool, size: int, uses_topic_ids: bool) -> FetchSession | None:
+        now = self._clock()
+        if len(self._sessions) >= self._slots and not self._evict_for(privileged, size, now):
+            return None
+        session_id = random.randint(1, 2**31 - 1)
+        while session_id in self._sessions:
+            session_id = random.randint(1, 2**31 - 1)
+        session = FetchSession(session_id, privileged, uses_topic_ids, now, now)
+        self._sessions[session_id] = session
+        self._changed()
+        return session
+
+    def _evict_for(self, privileged: bool, size: int, now: float) -> bool:
+        """Make room for a new session of ``size`` partitions; False if none may go."""
+        if not self._sessions:
+            return False
+        unused = min(self._sessions.values(), key=lambda s: s.last_used)
+        if now - unused.last_used > EVICTABLE_AFTER_S:
+            return self._evict(unused)
+        evictable = [
+            s
+            for s in self._sessions.values()
+            if now - s.created_at > EVICTABLE_AFTER_S or (privileged and not s.privileged)
+        ]
+        if not evictable:
+            return False
+        least = min(evictable, key=lambda s: (s.privileged, len(s.partitions)))
+        if (privileged, size) < (least.privileged, len(least.partitions)):
+            return False  # worth less than every session it may evict
+        return self._evict(least)
+
+    def _evict(self, session: FetchSession) -> bool:
+        del self._sessions[session.id]
+        self._partitions -= len(session.partitions)
+        self._changed(evicted=1)
+        return True
+
+    def _changed(self, evicted: int = 0) -> None:
+        self._on_change(len(self._sessions), self._partitions, evicted)

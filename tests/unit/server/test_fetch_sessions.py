@@ -1,0 +1,274 @@
+"""Fetch sessions (KIP-227) as the cache keeps them, fed real kio Fetch requests."""
+
+from __future__ import annotations
+
+import datetime
+import uuid
+from typing import Any
+
+import pytest
+from kio.schema.fetch.v12.request import FetchPartition as FetchPartitionV12
+from kio.schema.fetch.v12.request import FetchRequest as FetchRequestV12
+from kio.schema.fetch.v12.request import FetchTopic as FetchTopicV12
+from kio.schema.fetch.v12.request import ForgottenTopic as ForgottenTopicV12
+from kio.schema.fetch.v13.request import FetchPartition as FetchPartitionV13
+from kio.schema.fetch.v13.request import FetchRequest as FetchRequestV13
+from kio.schema.fetch.v13.request import FetchTopic as FetchTopicV13
+from kio.static.primitive import i8, i32, i32Timedelta, i64
+
+from odradek.broker.protocol.errors import ErrorCode, KafkaError
+from odradek.broker.protocol.fetch_response import FetchedPartition, FetchedTopic
+from odradek.broker.server.fetch_sessions import (
+    EVICTABLE_AFTER_S,
+    SESSIONLESS,
+    FetchSessionCache,
+    SessionFetch,
+)
+
+Positions = dict[str, dict[int, int]]  # topic -> partition -> fetch offset
+
+
+def v12(
+    positions: Positions,
+    session_id: int = 0,
+    epoch: int = 0,
+    forgotten: dict[str, list[int]] | None = None,
+) -> FetchRequestV12:
+    return FetchRequestV12(
+        replica_id=i32(-1),
+        max_wait=i32Timedelta.parse(datetime.timedelta(0)),
+        min_bytes=i32(0),
+        max_bytes=i32(1 << 20),
+        isolation_level=i8(0),
+        session_id=i32(session_id),
+        session_epoch=i32(epoch),
+        topics=tuple(
+            FetchTopicV12(
+                topic=topic,
+                partitions=tuple(
+                    FetchPartitionV12(
+                        partition=i32(index),
+                        current_leader_epoch=i32(-1),
+                        fetch_offset=i64(offset),
+                        last_fetched_epoch=i32(-1),
+                        log_start_offset=i64(-1),
+                        partition_max_bytes=i32(1 << 20),
+                    )
+                    for index, offset in partitions.items()
+                ),
+            )
+            for topic, partitions in positions.items()
+        ),
+        forgotten_topics_data=tuple(
+            ForgottenTopicV12(topic=topic, partitions=tuple(i32(p) for p in indexes))
+            for topic, indexes in (forgotten or {}).items()
+        ),
+        rack_id="",
+    )
+
+
+def v13(topic_id: uuid.UUID, partition: int, session_id: int, epoch: int) -> FetchRequestV13:
+    return FetchRequestV13(
+        replica_id=i32(-1),
+        max_wait=i32Timedelta.parse(datetime.timedelta(0)),
+        min_bytes=i32(0),
+        max_bytes=i32(1 << 20),
+        isolation_level=i8(0),
+        session_id=i32(session_id),
+        session_epoch=i32(epoch),
+        topics=(
+            FetchTopicV13(
+                topic_id=topic_id,
+                partitions=(
+                    FetchPartitionV13(
+                        partition=i32(partition),
+                        current_leader_epoch=i32(-1),
+                        fetch_offset=i64(0),
+                        last_fetched_epoch=i32(-1),
+                        log_start_offset=i64(-1),
+                        partition_max_bytes=i32(1 << 20),
+                    ),
+                ),
+            ),
+        ),
+        forgotten_topics_data=(),
+        rack_id="",
+    )
+
+
+def read(
+    fetch: SessionFetch, news: dict[tuple[str, int], dict[str, int]]
+) -> list[FetchedTopic[Any]]:
+    """What the Fetch handler would read for ``fetch``: partitions at high watermark 10 and
+    log start 0 unless ``news`` says otherwise, answered through the session."""
+    topics = [
+        FetchedTopic(
+            topic.topic,
+            [
+                FetchedPartition[Any](
+                    item.partition,
+                    **{
+                        "error_code": 0,
+                        "high_watermark": 10,
+                        "last_stable_offset": 10,
+                        "log_start_offset": 0,
+                        **news.get((topic.topic, item.partition), {}),
+                    },
+                )
+                for item in topic.partitions
+            ],
+        )
+        for topic in fetch.topics
+    ]
+    return fetch.answer(topics)
+
+
+def answered(topics: list[FetchedTopic[Any]]) -> list[tuple[str, int]]:
+    return [(t.name, p.partition_index) for t in topics for p in t.partitions]
+
+
+def asked(fetch: SessionFetch) -> list[tuple[str, int, int]]:
+    return [(t.topic, p.partition, p.fetch_offset) for t in fetch.topics for p in t.partitions]
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_an_incremental_fetch_reads_the_whole_session_and_answers_only_news() -> None:
+    cache = FetchSessionCache(10)
+    full = cache.begin(v12({"a": {0: 0, 1: 0}, "b": {0: 5}}), 12, privileged=False)
+    assert full.session_id != SESSIONLESS
+    assert answered(read(full, {})) == [("a", 0), ("a", 1), ("b", 0)]  # a full answer
+
+    nothing_new = cache.begin(v12({}, full.session_id, 1), 12, privileged=False)
+    assert asked(nothing_new) == [("a", 0, 0), ("a", 1, 0), ("b", 0, 5)]
+    assert read(nothing_new, {}) == []
+
+    moved = cache.begin(v12({"a": {1: 3}}, full.session_id, 2), 12, privileged=False)
+    assert asked(moved) == [("a", 0, 0), ("a", 1, 3), ("b", 0, 5)]
+    news = {
+        ("a", 1): {"records_size": 100},
+        ("b", 0): {"high_watermark": 11},
+    }
+    assert answered(read(moved, news)) == [("a", 1), ("b", 0)]
+    # a partition that sent records goes to the back, so it cannot starve the others
+    later = cache.begin(v12({}, full.session_id, 3), 12, privileged=False)
+    assert asked(later) == [("a", 0, 0), ("b", 0, 5), ("a", 1, 3)]
+    news = {("a", 0): {"log_start_offset": 2}, ("b", 0): {"high_watermark": 11}}
+    assert answered(read(later, news)) == [("a", 0)]
+
+
+def test_an_error_is_always_news_and_so_is_the_first_answer_after_it() -> None:
+    cache = FetchSessionCache(10)
+    full = cache.begin(v12({"a": {0: 0}}), 12, privileged=False)
+    read(full, {})
+    failing = cache.begin(v12({}, full.session_id, 1), 12, privileged=False)
+    assert answered(read(failing, {("a", 0): {"error_code": 6}})) == [("a", 0)]
+    healed = cache.begin(v12({}, full.session_id, 2), 12, privileged=False)
+    assert answered(read(healed, {})) == [("a", 0)]
+    quiet = cache.begin(v12({}, full.session_id, 3), 12, privileged=False)
+    assert read(quiet, {}) == []
+
+
+def test_forgotten_partitions_leave_the_session() -> None:
+    cache = FetchSessionCache(10)
+    full = cache.begin(v12({"a": {0: 0, 1: 0}}), 12, privileged=False)
+    fewer = cache.begin(v12({}, full.session_id, 1, forgotten={"a": [0]}), 12, privileged=False)
+    assert asked(fewer) == [("a", 1, 0)]
+
+
+@pytest.mark.parametrize(
+    ("session_id", "epoch", "code"),
+    [
+        (12345, 1, ErrorCode.fetch_session_id_not_found),
+        (None, 2, ErrorCode.invalid_fetch_session_epoch),  # the session expects 1
+    ],
+)
+def test_an_unknown_session_or_an_out_of_step_epoch_is_refused(
+    session_id: int | None, epoch: int, code: ErrorCode
+) -> None:
+    cache = FetchSessionCache(10)
+    full = cache.begin(v12({"a": {0: 0}}), 12, privileged=False)
+    with pytest.raises(KafkaError) as refused:
+        cache.begin(v12({}, session_id or full.session_id, epoch), 12, privileged=False)
+    assert refused.value.code is code
+    # a refused fetch leaves the session as it was
+    assert asked(cache.begin(v12({}, full.session_id, 1), 12, privileged=False)) == [("a", 0, 0)]
+
+
+def test_a_session_named_by_topic_names_is_not_continued_by_topic_ids() -> None:
+    cache = FetchSessionCache(10)
+    full = cache.begin(v12({"a": {0: 0}}), 12, privileged=False)
+    with pytest.raises(KafkaError) as refused:
+        cache.begin(v13(uuid.uuid4(), 0, full.session_id, 1), 13, privileged=False)
+    assert refused.value.code is ErrorCode.fetch_session_topic_id_error
+
+
+def test_topic_id_sessions_read_their_topics_by_id() -> None:
+    cache = FetchSessionCache(10)
+    topic_id = uuid.uuid4()
+    full = cache.begin(v13(topic_id, 2, 0, 0), 13, privileged=False)
+    next_fetch = cache.begin(v13(topic_id, 3, full.session_id, 1), 13, privileged=False)
+    assert [(t.topic_id, [p.partition for p in t.partitions]) for t in next_fetch.topics] == [
+        (topic_id, [2, 3])
+    ]
+
+
+def test_epoch_minus_one_closes_the_session_and_fetches_without_one() -> None:
+    cache = FetchSessionCache(10)
+    full = cache.begin(v12({"a": {0: 0}}), 12, privileged=False)
+    sessionless = cache.begin(v12({"a": {0: 0}}, full.session_id, -1), 12, privileged=False)
+    assert sessionless.session_id == SESSIONLESS and len(cache) == 0
+    assert answered(read(sessionless, {})) == [("a", 0)]
+
+
+def test_a_new_full_fetch_replaces_the_session_it_names() -> None:
+    cache = FetchSessionCache(10)
+    first = cache.begin(v12({"a": {0: 0}}), 12, privileged=False)
+    second = cache.begin(v12({"b": {0: 0}}, first.session_id, 0), 12, privileged=False)
+    assert second.session_id not in (SESSIONLESS, first.session_id) and len(cache) == 1
+
+
+def test_old_fetch_versions_and_a_cache_without_slots_fetch_without_a_session() -> None:
+    assert FetchSessionCache(10).begin(v12({"a": {0: 0}}), 6, False).session_id == SESSIONLESS
+    assert FetchSessionCache(0).begin(v12({"a": {0: 0}}), 12, False).session_id == SESSIONLESS
+
+
+def test_a_throttled_full_fetch_opens_no_session() -> None:
+    cache = FetchSessionCache(10)
+    full = cache.begin(v12({"a": {0: 0}}), 12, privileged=False)
+    assert full.throttled(cache) == SESSIONLESS and len(cache) == 0
+    again = cache.begin(v12({"a": {0: 0}}), 12, privileged=False)
+    read(again, {})
+    incremental = cache.begin(v12({}, again.session_id, 1), 12, privileged=False)
+    assert incremental.throttled(cache) == again.session_id and len(cache) == 1
+
+
+def test_a_full_cache_evicts_as_kafka_does() -> None:
+    clock = Clock()
+    changes: list[tuple[int, int, int]] = []
+    cache = FetchSessionCache(2, lambda *change: changes.append(change), clock=clock)
+    consumer = cache.begin(v12({"a": {0: 0, 1: 0}}), 12, privileged=False)
+    follower = cache.begin(v12({"a": {2: 0}}), 12, privileged=True)
+    # a young cache: a consumer's session may evict nothing, a follower's a consumer's
+    assert cache.begin(v12({"a": {3: 0}}), 12, privileged=False).session_id == SESSIONLESS
+    newer = cache.begin(v12({"a": {3: 0}}), 12, privileged=True)
+    assert newer.session_id != SESSIONLESS
+    with pytest.raises(KafkaError):  # the consumer's session went
+        cache.begin(v12({}, consumer.session_id, 1), 12, privileged=False)
+    assert changes[-1] == (2, 2, 0) and (1, 1, 1) in changes  # sessions, partitions, evicted
+
+    # past the eviction age, the session unused longest goes first, whoever asks
+    clock.now += EVICTABLE_AFTER_S / 2
+    cache.begin(v12({}, newer.session_id, 1), 12, privileged=True)
+    clock.now += EVICTABLE_AFTER_S / 2 + 1
+    late = cache.begin(v12({"b": {0: 0}}), 12, privileged=False)
+    assert late.session_id != SESSIONLESS
+    with pytest.raises(KafkaError):
+        cache.begin(v12({}, follower.session_id, 1), 12, privileged=True)
+    assert cache.begin(v12({}, newer.session_id, 2), 12, privileged=True).incremental
