@@ -28,6 +28,26 @@ def stored_batches(data_dir: Path, topic: str, partition: int) -> dict[int, byte
     return batches
 
 
+def offset_after(base_offset: int, batch: bytes) -> int:
+    """The offset after a stored batch's last record (its header's last offset delta)."""
+    return base_offset + int.from_bytes(batch[23:27], "big", signed=True) + 1
+
+
+def replicas_summary(cluster: Cluster, topic: str, partitions: int) -> str:
+    """Each partition's leader, ISR and every replica's stored log end, for a failure's
+    message."""
+    lines = []
+    for partition in range(partitions):
+        info = cluster.partition(topic, partition)
+        ends = {}
+        for replica in info.replicas:
+            batches = stored_batches(cluster.brokers[replica].data_dir, topic, partition)
+            last = max(batches, default=None)
+            ends[replica] = 0 if last is None else offset_after(last, batches[last])
+        lines.append(f"{topic}-{partition}: leader {info.leader}, ISR {info.isr}, ends {ends}")
+    return "\n".join(lines)
+
+
 class BatchProducer(NamedTuple):
     producer_id: int
     epoch: int
@@ -53,10 +73,8 @@ def committed_batches(batches: dict[int, bytes], high_watermark: int) -> list[tu
         if base_offset >= high_watermark:
             break
         assert base_offset == expected, f"gap: batch at {base_offset}, expected {expected}"
-        data = batches[base_offset]
-        last_offset_delta = int.from_bytes(data[23:27], "big", signed=True)
-        expected = base_offset + last_offset_delta + 1
-        kept.append((base_offset, data))
+        expected = offset_after(base_offset, batches[base_offset])
+        kept.append((base_offset, batches[base_offset]))
     assert expected == high_watermark, f"batches end at {expected}, high watermark {high_watermark}"
     return kept
 

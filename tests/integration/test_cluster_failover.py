@@ -34,7 +34,13 @@ import pytest
 from broker_process import Broker, BrokerStartError, terminate_all
 from cluster_harness import FAST_FAILOVER, Cluster, ClusterFactory
 from kafka_wire import WireClient, build_batch
-from replica_logs import BatchProducer, assert_replicas_identical, batch_producer, stored_batches
+from replica_logs import (
+    BatchProducer,
+    assert_replicas_identical,
+    batch_producer,
+    replicas_summary,
+    stored_batches,
+)
 from test_durability import (
     PRODUCER_SCRIPT,
     ProducerReport,
@@ -330,7 +336,9 @@ def test_broker_restarted_with_an_empty_disk_re_replicates_everything(
     cluster.restart(victim, empty_disk=True)
     cluster.wait_until(lambda: cluster.fully_replicated(topic), "the wiped broker back in sync")
     high_watermarks = assert_replicas_identical(cluster, topic, PARTITIONS)
-    assert sum(high_watermarks.values()) == produced
+    assert sum(high_watermarks.values()) == produced, (
+        f"high watermarks {high_watermarks}\n{replicas_summary(cluster, topic, PARTITIONS)}"
+    )
 
     # The re-replicated copy alone serves everything once the others have stopped.
     for other in set(cluster.brokers) - {victim}:
