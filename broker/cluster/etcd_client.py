@@ -31,6 +31,10 @@ class EtcdError(Exception):
     """etcd could not be reached or refused a request."""
 
 
+class WatchCompacted(EtcdError):
+    """A watch asked for revisions etcd has compacted away: read the whole prefix again."""
+
+
 @dataclass(frozen=True)
 class KeyValue:
     key: str
@@ -212,7 +216,10 @@ class EtcdClient:
                         continue
                     result = json.loads(line).get("result", {})
                     if result.get("canceled"):
-                        raise EtcdError(f"watch canceled: {result.get('cancel_reason', '')}")
+                        reason = f"watch canceled: {result.get('cancel_reason', '')}"
+                        if int(result.get("compact_revision", 0)):
+                            raise WatchCompacted(reason)
+                        raise EtcdError(reason)
                     events = result.get("events", [])
                     if events:
                         yield [WatchEvent(e.get("type") == "DELETE", _kv(e["kv"])) for e in events]

@@ -33,6 +33,7 @@ from odradek.broker.cluster.etcd_client import (
     EtcdClient,
     EtcdError,
     KeyValue,
+    WatchCompacted,
     delete_op,
     key_absent,
     put_op,
@@ -453,14 +454,18 @@ class EtcdMetadataStore:
         return revision
 
     async def _watch(self, revision: int) -> None:
-        """Follow the prefix from ``revision`` on; when the stream breaks, goes silent
-        (``_check_watch``) or its revision was compacted, read the whole prefix again and
-        follow it from another member."""
+        """Follow the prefix from ``revision`` on. When the stream breaks, follow it on from
+        another member: a watch needs no quorum, so a broker whose member died as etcd lost
+        its quorum still learns what the survivors hold (a leadership it was just given,
+        say). When its revision was compacted, or it goes silent (``_check_watch``), read
+        the whole prefix again first."""
+        interrupted = False  # since the last events: later breaks are logged at debug
         while True:
             endpoint = self._client.preferred_endpoint
             self._watch_endpoint = endpoint
             try:
                 async for events in self._client.watch_prefix(self._prefix, revision + 1, endpoint):
+                    interrupted = False
                     for event in events:
                         if event.deleted:
                             self._kvs.pop(event.kv.key, None)
@@ -469,10 +474,15 @@ class EtcdMetadataStore:
                         revision = max(revision, event.kv.mod_revision)
                     self.seen_revision = revision
                     self._rebuild()
+            except WatchCompacted:
+                revision = await self._reload_when_etcd_answers()
+                continue
             except EtcdError as error:
-                log.warning("metadata watch interrupted (%s); resuming from another member", error)
+                report = log.debug if interrupted else log.warning
+                report("metadata watch interrupted (%s); resuming from another member", error)
+                interrupted = True
                 self._client.demote(endpoint)
-            revision = await self._reload_when_etcd_answers()
+            await asyncio.sleep(WATCH_RETRY_S)
 
     async def _reload_when_etcd_answers(self) -> int:
         while True:
