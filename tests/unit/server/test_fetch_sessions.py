@@ -28,72 +28,56 @@ from odradek.broker.server.fetch_sessions import (
 Positions = dict[str, dict[int, int]]  # topic -> partition -> fetch offset
 
 
+def request(schema: Any, session_id: int, epoch: int, topics: Any, forgotten: Any = ()) -> Any:
+    """A Fetch of ``schema``'s version in session ``session_id`` at ``epoch``."""
+    return schema(
+        replica_id=i32(-1),
+        max_wait=i32Timedelta.parse(datetime.timedelta(0)),
+        min_bytes=i32(0),
+        max_bytes=i32(1 << 20),
+        isolation_level=i8(0),
+        session_id=i32(session_id),
+        session_epoch=i32(epoch),
+        topics=topics,
+        forgotten_topics_data=forgotten,
+        rack_id="",
+    )
+
+
+def at(partition_class: Any, index: int, offset: int) -> Any:
+    return partition_class(
+        partition=i32(index),
+        current_leader_epoch=i32(-1),
+        fetch_offset=i64(offset),
+        last_fetched_epoch=i32(-1),
+        log_start_offset=i64(-1),
+        partition_max_bytes=i32(1 << 20),
+    )
+
+
 def v12(
     positions: Positions,
     session_id: int = 0,
     epoch: int = 0,
     forgotten: dict[str, list[int]] | None = None,
 ) -> FetchRequestV12:
-    return FetchRequestV12(
-        replica_id=i32(-1),
-        max_wait=i32Timedelta.parse(datetime.timedelta(0)),
-        min_bytes=i32(0),
-        max_bytes=i32(1 << 20),
-        isolation_level=i8(0),
-        session_id=i32(session_id),
-        session_epoch=i32(epoch),
-        topics=tuple(
-            FetchTopicV12(
-                topic=topic,
-                partitions=tuple(
-                    FetchPartitionV12(
-                        partition=i32(index),
-                        current_leader_epoch=i32(-1),
-                        fetch_offset=i64(offset),
-                        last_fetched_epoch=i32(-1),
-                        log_start_offset=i64(-1),
-                        partition_max_bytes=i32(1 << 20),
-                    )
-                    for index, offset in partitions.items()
-                ),
-            )
-            for topic, partitions in positions.items()
-        ),
-        forgotten_topics_data=tuple(
-            ForgottenTopicV12(topic=topic, partitions=tuple(i32(p) for p in indexes))
-            for topic, indexes in (forgotten or {}).items()
-        ),
-        rack_id="",
+    topics = tuple(
+        FetchTopicV12(
+            topic=topic,
+            partitions=tuple(at(FetchPartitionV12, i, offset) for i, offset in partitions.items()),
+        )
+        for topic, partitions in positions.items()
     )
+    forgotten_topics = tuple(
+        ForgottenTopicV12(topic=topic, partitions=tuple(i32(p) for p in indexes))
+        for topic, indexes in (forgotten or {}).items()
+    )
+    return request(FetchRequestV12, session_id, epoch, topics, forgotten_topics)
 
 
 def v13(topic_id: uuid.UUID, partition: int, session_id: int, epoch: int) -> FetchRequestV13:
-    return FetchRequestV13(
-        replica_id=i32(-1),
-        max_wait=i32Timedelta.parse(datetime.timedelta(0)),
-        min_bytes=i32(0),
-        max_bytes=i32(1 << 20),
-        isolation_level=i8(0),
-        session_id=i32(session_id),
-        session_epoch=i32(epoch),
-        topics=(
-            FetchTopicV13(
-                topic_id=topic_id,
-                partitions=(
-                    FetchPartitionV13(
-                        partition=i32(partition),
-                        current_leader_epoch=i32(-1),
-                        fetch_offset=i64(0),
-                        last_fetched_epoch=i32(-1),
-                        log_start_offset=i64(-1),
-                        partition_max_bytes=i32(1 << 20),
-                    ),
-                ),
-            ),
-        ),
-        forgotten_topics_data=(),
-        rack_id="",
-    )
+    topic = FetchTopicV13(topic_id=topic_id, partitions=(at(FetchPartitionV13, partition, 0),))
+    return request(FetchRequestV13, session_id, epoch, (topic,))
 
 
 def read(
