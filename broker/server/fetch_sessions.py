@@ -159,7 +159,9 @@ class SessionFetch:
                 answered.append(FetchedTopic(fetched.name, kept, fetched.topic_id))
         if self.incremental:
             for position in sent_records:  # to the back of the session
-                session.partitions[position] = session.partitions.pop(position)
+                moved = session.partitions.pop(position, None)
+                if moved is not None:  # a fetch of the next epoch may have forgotten it
+                    session.partitions[position] = moved
         return answered
 
     def throttled(self, cache: FetchSessionCache) -> int:
