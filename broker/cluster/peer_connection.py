@@ -20,10 +20,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from kio.index import load_request_schema, load_response_schema
-from kio.serial import entity_reader, entity_writer
+from kio.serial import entity_writer
 
 from odradek.broker.cluster.peer_security import PLAINTEXT, PeerSecurity
 from odradek.broker.protocol.api_keys import ApiKey
+from odradek.broker.protocol.body_decoding import decode_body
 from odradek.broker.protocol.entity_builder import build_entity
 from odradek.broker.protocol.errors import ErrorCode
 
@@ -147,8 +148,7 @@ class PeerConnection:
             payload = await reader.readexactly(size)
         response_schema = load_response_schema(api_key, version)
         offset = 4 + (1 if response_schema.__header_schema__.__flexible__ else 0)
-        response, _ = entity_reader(response_schema)(payload, offset)
-        return response
+        return decode_body(response_schema, payload, offset)
 
     def close(self) -> None:
         if self._writer is not None:

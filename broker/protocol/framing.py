@@ -2,7 +2,8 @@
 
 A frame is an int32 size followed by that many bytes. The header is parsed
 here (so unknown tagged fields in it are skipped and an unsupported version
-still yields a correlation id to answer); the body goes to kio's native reader.
+still yields a correlation id to answer); the body goes to kio's native reader once
+``body_decoding`` has walked it.
 """
 
 from __future__ import annotations
@@ -14,9 +15,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from kio.index import load_request_schema, load_response_schema
-from kio.serial import entity_reader, entity_writer
+from kio.serial import entity_writer
 
-from odradek.broker.protocol.tagged_fields import skip_tagged_fields
+from odradek.broker.protocol.body_decoding import MalformedBody, decode_body
+from odradek.broker.protocol.varint import read_uvarint
 
 # kio resolves a schema by importing it by name (~30 us); every request needs one or two.
 request_schema = functools.cache(load_request_schema)
@@ -66,9 +68,22 @@ def read_header(frame: bytes, flexible: bool | None = None) -> RequestHeader:
             raise MalformedRequest("request header runs past the frame")
         if flexible:
             offset = skip_tagged_fields(frame, offset)
-    except (struct.error, IndexError) as error:
+    except (struct.error, IndexError, ValueError) as error:
         raise MalformedRequest(f"truncated request header: {error}") from None
     return RequestHeader(api_key, api_version, correlation_id, client_id, offset)
+
+
+def skip_tagged_fields(buffer: bytes, offset: int) -> int:
+    """Skip a header's tagged-field section (Kafka's readers skip tags they do not know),
+    returning the offset after it."""
+    count, offset = read_uvarint(buffer, offset)
+    for _ in range(count):
+        _, offset = read_uvarint(buffer, offset)
+        size, offset = read_uvarint(buffer, offset)
+        offset += size
+    if offset > len(buffer):
+        raise MalformedRequest("request header's tagged fields run past the frame")
+    return offset
 
 
 def is_flexible_request(api_key: int, api_version: int) -> bool:
@@ -88,25 +103,10 @@ def decode_request(
     schema = request_schema(header.api_key, header.api_version)
     header = read_header(frame, bool(schema.__header_schema__.__flexible__))
     try:
-        body, _ = entity_reader(schema)(frame, header.body_offset)
-    except KeyError as error:
-        if "tagged field" not in str(error):
-            raise MalformedRequest(f"cannot decode request: {error}") from None
-        body = _decode_ignoring_unknown_tags(schema, frame, header.body_offset)
-    except Exception as error:  # kio's native reader raises several types
+        body = decode_body(schema, frame, header.body_offset)
+    except MalformedBody as error:
         raise MalformedRequest(f"cannot decode request: {error}") from None
     return Request(header, body, len(frame), client_host, listener_name, principal, connection_id)
-
-
-def _decode_ignoring_unknown_tags(schema: Any, frame: bytes, offset: int) -> Any:
-    from odradek.broker.protocol.tagged_fields import strip_unknown_tagged_fields
-
-    try:
-        cleaned = strip_unknown_tagged_fields(schema, frame[offset:])
-        body, _ = entity_reader(schema)(cleaned, 0)
-    except Exception as error:
-        raise MalformedRequest(f"cannot decode request: {error}") from None
-    return body
 
 
 def encode_response(api_key: int, api_version: int, correlation_id: int, body: Any) -> bytes:

@@ -30,6 +30,8 @@ from typing import Protocol
 READY_TIMEOUT_S = 30.0
 STOP_TIMEOUT_S = 10.0
 LOG_TAIL_LINES = 80
+# What a process prints as it aborts, often above a long backtrace the tail shows instead.
+_FATAL_MARKERS = ("panicked at", "memory allocation of", "Fatal Python error", "fatal runtime")
 _ADDRESS_IN_USE_HINTS = ("address already in use", "errno 98")
 
 LIVE_BROKERS: list[Broker] = []
@@ -252,10 +254,17 @@ class Broker:
 
     def rss_bytes(self) -> int:
         """Resident memory of the broker process, from /proc."""
+        return self._status_bytes("VmRSS")
+
+    def address_space_bytes(self) -> int:
+        """Virtual memory the broker process has mapped, from /proc."""
+        return self._status_bytes("VmSize")
+
+    def _status_bytes(self, field: str) -> int:
         for line in Path(f"/proc/{self.pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
+            if line.startswith(f"{field}:"):
                 return int(line.split()[1]) * 1024
-        raise AssertionError("VmRSS not found")
+        raise AssertionError(f"{field} not found")
 
     def log_tail(self, lines: int = LOG_TAIL_LINES) -> str:
         try:
@@ -275,11 +284,21 @@ class Broker:
             return f"killed by {signal.Signals(-code).name} (pid {self.process.pid})"
         return f"exited with code {code} (pid {self.process.pid})"
 
+    def fatal_lines(self) -> list[str]:
+        """The log's lines that say why the process aborted, if it says."""
+        try:
+            text = self.log_path.read_text(errors="replace")
+        except FileNotFoundError:
+            return []
+        return [line for line in text.splitlines() if any(m in line for m in _FATAL_MARKERS)]
+
     def describe(self) -> str:
+        fatal = self.fatal_lines()
         return (
             f"broker {self.bootstrap} (http {self.http_port}, data {self.data_dir}): "
             f"{self.state()}\n"
-            f"--- last {LOG_TAIL_LINES} lines of {self.log_path} ---\n{self.log_tail()}"
+            + (f"--- why it aborted ---\n{chr(10).join(fatal[:10])}\n" if fatal else "")
+            + f"--- last {LOG_TAIL_LINES} lines of {self.log_path} ---\n{self.log_tail()}"
         )
 
     def __enter__(self) -> Broker:
