@@ -466,7 +466,9 @@ def test_kafka_consumer_groups_describes_an_active_member_and_refuses_to_reset_i
 def test_kafka_consumer_groups_resets_offsets_by_every_spec(broker: Broker, tmp_path: Path) -> None:
     topic, group = unique_name("rewound"), unique_name("rewound-group")
     now_ms = int(time.time() * 1000)
-    minutes_ago = [now_ms - (10 - i) * 60_000 for i in range(10)]  # record i: 10 - i minutes ago
+    # record i: (10 - i) * 10 minutes ago, so --by-duration (from the tool's own now) keeps
+    # the answer while the JVM tools before it take up to 5 minutes on a loaded machine
+    minutes_ago = [now_ms - (10 - i) * 600_000 for i in range(10)]
     produce(
         broker, topic, [{"value": b"%d" % i, "timestamp": t} for i, t in enumerate(minutes_ago)]
     )
@@ -476,7 +478,7 @@ def test_kafka_consumer_groups_resets_offsets_by_every_spec(broker: Broker, tmp_
         printed = kafka_tool(*groups, "--topic", topic, "--reset-offsets", *spec)
         return [line.split()[1:] for line in printed.splitlines() if line.startswith(group)]
 
-    between_2_and_3 = datetime.fromtimestamp((minutes_ago[2] + 30_000) / 1000, UTC)
+    between_2_and_3 = datetime.fromtimestamp((minutes_ago[2] + 300_000) / 1000, UTC)
 
     # A group that does not exist yet gets its offsets from the first --execute.
     assert reset("--to-latest", "--execute") == [[topic, "0", "10"]]
@@ -485,7 +487,7 @@ def test_kafka_consumer_groups_resets_offsets_by_every_spec(broker: Broker, tmp_
     assert reset("--shift-by", "-3", "--execute") == [[topic, "0", "7"]]
     assert reset("--to-datetime", between_2_and_3.strftime("%Y-%m-%dT%H:%M:%S.000Z"),
                  "--dry-run") == [[topic, "0", "3"]]  # fmt: skip
-    assert reset("--by-duration", "PT5M30S", "--dry-run") == [[topic, "0", "5"]]
+    assert reset("--by-duration", "PT55M", "--dry-run") == [[topic, "0", "5"]]
     # Plan with a dry run exported as CSV, then apply the plan from the file.
     exported = kafka_tool(*groups, "--topic", topic, "--reset-offsets", "--to-offset", "6",
                           "--dry-run", "--export")  # fmt: skip
