@@ -50,6 +50,7 @@ def recover_segment(
         valid_end = position + header.size
     if valid_end < segment.size:
         segment.truncate_to_position(valid_end)
+    segment.write_index_entries()
     return expected_offset
 
 

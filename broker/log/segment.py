@@ -29,6 +29,16 @@ SEGMENT_SUFFIXES = (LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFI
 MAX_RELATIVE_OFFSET = 2**31 - 1  # index entries store offsets relative to the base as i32
 
 
+# Index entries are written in batches: each costs an open, a write and a close, and
+# holding no index file open keeps a broker at one descriptor per segment. 256 entries
+# are about 1 MiB of log at the default index.interval.bytes.
+INDEX_WRITE_BATCH = 256
+
+
+def _open_for_append(path: str, flags: int) -> int:
+    return os.open(path, flags, 0o644)
+
+
 def segment_path(directory: Path, base_offset: int, suffix: str) -> Path:
     return directory / file_name(base_offset, suffix)
 
@@ -36,8 +46,9 @@ def segment_path(directory: Path, base_offset: int, suffix: str) -> Path:
 class LogSegment:
     """Batches from ``base_offset`` on, appended with ``os.write`` and read with ``os.pread``.
 
-    ``file`` is an unbuffered read-only handle kept open for the segment's
-    lifetime, so fetch responses can ``sendfile`` from it.
+    ``file`` is the segment's one file descriptor, kept open for its lifetime (as Kafka
+    keeps a segment's FileChannel): appends go through it (O_APPEND), and fetch responses
+    ``sendfile`` and ``pread`` from it. The indexes hold none (see ``index_file``).
     """
 
     def __init__(self, directory: Path, base_offset: int, now_ms: int, suffix: str = "") -> None:
@@ -45,8 +56,8 @@ class LogSegment:
         aside, e.g. a cleaned one, as ``<base>.log<suffix>``."""
         self.base_offset = base_offset
         self.log_path = segment_path(directory, base_offset, LOG_SUFFIX + suffix)
-        self._fd = os.open(self.log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
-        self.file = FileIO(self.log_path, "rb")
+        self.file = FileIO(self.log_path, "a+", opener=_open_for_append)
+        self._fd = self.file.fileno()
         self.offset_index = OffsetIndex(
             segment_path(directory, base_offset, INDEX_SUFFIX + suffix), base_offset
         )
@@ -116,6 +127,8 @@ class LogSegment:
         self.size += len(data)
         for header in headers:
             self.index_batch(header, start + header.position, index_interval_bytes)
+        if self.offset_index.unwritten >= INDEX_WRITE_BATCH:
+            self.write_index_entries()
 
     def index_batch(self, header: BatchHeader, position: int, index_interval_bytes: int) -> None:
         """Account for a batch written at ``position``: index entries, end offset, max time."""
@@ -215,6 +228,12 @@ class LogSegment:
         if self.offset_of_max_timestamp >= 0:
             self.time_index.maybe_append(self.max_timestamp, self.offset_of_max_timestamp)
 
+    def write_index_entries(self) -> None:
+        """Write both indexes' new entries together, so the time index on disk never runs
+        past the offset index (loading scans the batches after the last offset entry)."""
+        self.offset_index.write_entries()
+        self.time_index.write_entries()
+
     def flush(self) -> None:
         os.fsync(self._fd)
         self.offset_index.flush()
@@ -222,10 +241,9 @@ class LogSegment:
         self.txn_index.flush()
 
     def close(self) -> None:
-        os.close(self._fd)
+        """Close the file; index entries not yet written are dropped (a clean close
+        flushes first; after any other the next start recovers the active segment)."""
         self.file.close()
-        self.offset_index.close()
-        self.time_index.close()
 
     @property
     def paths(self) -> tuple[Path, Path, Path, Path]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
+import resource
 import signal
 import sys
 from pathlib import Path
@@ -39,6 +40,21 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.set_defaults(run=run)
 
 
+def raise_open_file_limit() -> int:
+    """Lift the soft limit on open files to the hard one, as the JVM does for Kafka
+    (``-XX:+MaxFDLimit``, on by default): a broker holds a descriptor per segment and per
+    connection, and systemd's soft default of 1024 would stop it at a few hundred
+    partitions. Returns the limit in force."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    most = hard
+    if hard == resource.RLIM_INFINITY:
+        most = int(Path("/proc/sys/fs/nr_open").read_text())
+    if soft == resource.RLIM_INFINITY or soft >= most:
+        return soft
+    resource.setrlimit(resource.RLIMIT_NOFILE, (most, hard))
+    return most
+
+
 def run(args: argparse.Namespace) -> int:
     try:
         overrides = parse_assignments(args.overrides)
@@ -52,6 +68,7 @@ def run(args: argparse.Namespace) -> int:
         level=args.log_level.upper(),
         format=f"%(asctime)s %(levelname)s broker={config.node_id} %(name)s: %(message)s",
     )
+    logging.getLogger(__name__).info("open file limit: %d", raise_open_file_limit())
     from odradek.broker.server.broker_server import (
         DataDirFailed,
         DataDirInUse,

@@ -4,15 +4,15 @@ batch written before it, exactly once.
 
 Faults are real I/O errors on real files: RLIMIT_FSIZE makes a write past a size fail
 with EFBIG after writing what fits (as a full disk does with ENOSPC), and an index file
-descriptor swapped for a read-only one makes the index write fail with EBADF after the
-batch itself was written.
+replaced by a directory makes the index write fail with EISDIR after the batch itself was
+written.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
-import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
 from pathlib import Path
 
@@ -21,6 +21,7 @@ from batch_builder import NOW_MS, build_batch
 from log_testing import OpenLog, abandon, read_batches
 
 from odradek.broker.log import LogConfig, LogManager, PartitionLog
+from odradek.broker.log import segment as segment_module
 from odradek.broker.log.segment import LogSegment
 from odradek.broker.protocol.errors import ErrorCode, KafkaError
 
@@ -37,14 +38,18 @@ def idempotent_batch(sequence: int, count: int = 5) -> bytes:
     )
 
 
-def break_offset_index(log: PartitionLog) -> None:
-    """Make the next offset index write of the active segment fail with EBADF."""
-    index = log.segments[-1].offset_index
-    read_only = os.open(index.path, os.O_RDONLY)
+@contextlib.contextmanager
+def broken_offset_index(log: PartitionLog) -> Iterator[None]:
+    """Make writes of the active segment's offset index fail (EISDIR) until the block ends."""
+    path = log.segments[-1].offset_index.path
+    content = path.read_bytes()
+    path.unlink()
+    path.mkdir()
     try:
-        os.dup2(read_only, index._fd)
+        yield
     finally:
-        os.close(read_only)
+        path.rmdir()
+        path.write_bytes(content)
 
 
 def storage_error(call: object) -> KafkaError:
@@ -89,18 +94,22 @@ def test_a_write_cut_short_by_a_full_disk_leaves_the_log_at_its_previous_end(
         abandon(restarted)
 
 
-def test_a_failed_index_write_rolls_back_the_batch_already_written(open_log: OpenLog) -> None:
+def test_a_failed_index_write_rolls_back_the_batch_already_written(
+    open_log: OpenLog, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(segment_module, "INDEX_WRITE_BATCH", 1)  # each entry written at once
     log = open_log(LogConfig(index_interval_bytes=1))  # every batch after the first is indexed
     log.append_as_leader(idempotent_batch(0), leader_epoch=3)
     size, end = log.size_bytes, log.log_end_offset
-    break_offset_index(log)
-    storage_error(lambda: log.append_as_leader(idempotent_batch(5), leader_epoch=4))
-    segment = log.segments[-1]
-    assert segment.log_path.stat().st_size == size
-    assert (segment.next_offset, len(segment.offset_index)) == (end, 0)
-    assert log.latest_epoch == 3  # the new epoch's entry went with its batch
+    with broken_offset_index(log):
+        storage_error(lambda: log.append_as_leader(idempotent_batch(5), leader_epoch=4))
+        segment = log.segments[-1]
+        assert segment.log_path.stat().st_size == size
+        assert (segment.next_offset, len(segment.offset_index)) == (end, 0)
+        assert log.latest_epoch == 3  # the new epoch's entry went with its batch
+        log.close()
 
-    restarted = reopened(log)
+    restarted = PartitionLog.open(log.directory, log.config)
     try:
         assert (restarted.log_end_offset, restarted.latest_epoch) == (end, 3)
         retry = restarted.append_as_leader(idempotent_batch(5), leader_epoch=4)
@@ -137,7 +146,7 @@ def test_rollback_restores_files_and_state_after_a_whole_append(open_log: OpenLo
 
 
 def test_a_failed_directory_is_logged_once_and_the_other_directories_keep_serving(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     first, second = tmp_path / "a", tmp_path / "b"
     logs = LogManager(first, second)
@@ -152,16 +161,16 @@ def test_a_failed_directory_is_logged_once_and_the_other_directories_keep_servin
     assert neighbour.directory.parent == first
     for log in (in_first, in_second, neighbour):
         log.append_as_leader(build_batch(1), leader_epoch=0)
-    break_offset_index(in_first)
+    monkeypatch.setattr(segment_module, "INDEX_WRITE_BATCH", 1)  # each entry written at once
     try:
-        with caplog.at_level(logging.ERROR, logger="odradek.broker.log"):
+        with broken_offset_index(in_first), caplog.at_level(logging.ERROR, "odradek.broker.log"):
             for _ in range(3):
                 storage_error(lambda: in_first.append_as_leader(build_batch(1), leader_epoch=0))
             storage_error(lambda: neighbour.append_as_leader(build_batch(1), leader_epoch=0))
             storage_error(lambda: neighbour.read(0, 1 << 20))
         lines = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
         assert len(lines) == 1, lines
-        assert str(first) in lines[0] and "Bad file descriptor" in lines[0]
+        assert str(first) in lines[0] and "Is a directory" in lines[0]
         assert failed_dirs == [first]
         assert logs.online_log_dirs == (second,)
         assert in_second.append_as_leader(build_batch(1), leader_epoch=0).first_offset == 1
