@@ -8,18 +8,30 @@ a new leader would load it too.
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import Executor
 from dataclasses import dataclass
+from typing import TypeAlias
 
-from odradek.broker.cluster.partition import Partition
+from odradek.broker.cluster.partition import Partition, PartitionKey
 from odradek.broker.protocol.errors import ErrorCode, KafkaError
 from odradek.broker.protocol.record_codec import BatchSpec, Record, decode_batch, encode_batch
-from odradek.broker.protocol.records import NO_PRODUCER_ID, TRANSACTIONAL_MASK, iter_batches
+from odradek.broker.protocol.record_fields import RecordFormatError
+from odradek.broker.protocol.records import (
+    NO_PRODUCER_ID,
+    TRANSACTIONAL_MASK,
+    BatchHeader,
+    iter_batches,
+)
 from odradek.broker.protocol.transaction_markers import TransactionMarker, decode_marker
 
 KeyValue = tuple[bytes, bytes | None]
 READ_CHUNK_BYTES = 1024 * 1024
+
+log = logging.getLogger(__name__)
 
 # Kafka's translation of append errors into what coordinator clients understand
 _COORDINATOR_ERRORS = {
@@ -72,26 +84,72 @@ class LoggedRecord:
     """The producer of a transactional write (its transaction's marker decides it)."""
 
 
-def read_log(partition: Partition) -> Iterator[LoggedRecord | TransactionMarker]:
-    """Every keyed record and transaction marker in the partition's log, oldest first."""
-    log = partition.log
-    offset = log.log_start_offset
-    while offset < log.log_end_offset:
-        result = partition.read(offset, READ_CHUNK_BYTES, committed_only=False)
-        if not result.regions:
-            return
-        for region in result.regions:
-            data = region.read()
-            view = memoryview(data)
-            for header in iter_batches(data):
-                offset = header.next_offset
-                batch = view[header.position : header.position + header.size]
-                if header.is_control:
-                    marker = decode_marker(batch)
-                    if marker is not None:
-                        yield marker
-                    continue
-                producer_id = header.producer_id if header.is_transactional else NO_PRODUCER_ID
-                for record in decode_batch(batch)[1]:
-                    if record.key is not None:
-                        yield LoggedRecord(record.key, record.value, producer_id)
+LoggedItem: TypeAlias = LoggedRecord | TransactionMarker
+# load(partition key, the partition's records) reads a coordinator's state and returns what
+# installs it
+LoadState = Callable[[PartitionKey, Iterable[LoggedItem]], Callable[[], None]]
+
+
+async def load_state(partition: Partition, load: LoadState, loader: Executor) -> Callable[[], None]:
+    """Run ``load`` over the partition's records on ``loader``'s thread, so that a long log
+    does not stall the event loop (its clients, and the broker's etcd session, wait on it);
+    the log itself is read on the loop, a chunk at a time. Returns what installs the state:
+    call it before awaiting anything, as the state it installs is that of the whole log now.
+    A log appended to while it was read (a transaction marker) is read again; an empty one
+    is loaded at once."""
+    if partition.log_start_offset >= partition.log_end_offset:
+        return load(partition.key, ())
+    loop = asyncio.get_running_loop()
+    while True:
+        reader = _LogReader(partition, loop)
+        install = await loop.run_in_executor(loader, load, partition.key, reader)
+        if reader.end == partition.log_end_offset:
+            return install
+        log.info("%s was appended to while it was loaded; loading it again", partition.key)
+
+
+class _LogReader:
+    """Every keyed record and transaction marker in a partition's log, oldest first, for a
+    worker thread: each chunk is read on ``loop`` (where the log is written) and decoded in
+    the worker. ``end`` is the log end offset the reading ended at."""
+
+    def __init__(self, partition: Partition, loop: asyncio.AbstractEventLoop) -> None:
+        self._partition = partition
+        self._loop = loop
+        self.end = -1
+
+    def __iter__(self) -> Iterator[LoggedItem]:
+        offset = 0
+        while chunks := asyncio.run_coroutine_threadsafe(self._chunk(offset), self._loop).result():
+            read_from = offset
+            for data in chunks:
+                view = memoryview(data)
+                for header in iter_batches(data):
+                    offset = header.next_offset
+                    batch = view[header.position : header.position + header.size]
+                    yield from _logged_items(header, batch)
+            if offset == read_from:
+                raise RecordFormatError(f"{self._partition.key}: no whole batch at {offset}")
+
+    async def _chunk(self, offset: int) -> list[bytes]:
+        """Up to READ_CHUNK_BYTES of whole batches from ``offset`` (or the log start, if
+        later); none at the log end."""
+        log_end = self._partition.log_end_offset
+        offset = max(offset, self._partition.log_start_offset)
+        if offset >= log_end:
+            self.end = log_end
+            return []
+        result = self._partition.read(offset, READ_CHUNK_BYTES, committed_only=False)
+        return [region.read() for region in result.regions]
+
+
+def _logged_items(header: BatchHeader, batch: memoryview) -> Iterator[LoggedItem]:
+    if header.is_control:
+        marker = decode_marker(batch)
+        if marker is not None:
+            yield marker
+        return
+    producer_id = header.producer_id if header.is_transactional else NO_PRODUCER_ID
+    for record in decode_batch(batch)[1]:
+        if record.key is not None:
+            yield LoggedRecord(record.key, record.value, producer_id)

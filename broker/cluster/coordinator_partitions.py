@@ -13,8 +13,9 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 
-from odradek.broker.cluster.coordinator_log import KeyValue, append_records
+from odradek.broker.cluster.coordinator_log import KeyValue, LoadState, append_records, load_state
 from odradek.broker.cluster.metadata_store import MetadataStore
 from odradek.broker.cluster.partition import Partition
 from odradek.broker.cluster.replica_manager import ReplicaManager
@@ -45,14 +46,15 @@ class CoordinatorPartitions:
         store: MetadataStore,
         replicas: ReplicaManager,
         partition_for: Callable[[str, int], int],
-        load: Callable[[Partition], Callable[[], None]],
+        load: LoadState,
         unload: Callable[[int], None],
         min_insync: Callable[[], int],
         write_timeout_ms: int,
     ) -> None:
-        """``partition_for(key, count)`` places a key; ``load(partition)`` reads a newly led
-        partition and returns what installs its state (called only if this broker still
-        leads it then); ``unload(index)`` drops the state of a partition no longer led."""
+        """``partition_for(key, count)`` places a key; ``load(key, records)`` reads the
+        records of a newly led partition, in a worker thread, and returns what installs its
+        state (called only if this broker still leads it then); ``unload(index)`` drops
+        the state of a partition no longer led."""
         self.topic = topic
         self._store = store
         self._replicas = replicas
@@ -63,6 +65,9 @@ class CoordinatorPartitions:
         self._write_timeout_ms = write_timeout_ms
         self._owned: dict[int, _Ownership] = {}
         self._loads: set[asyncio.Task[None]] = set()
+        # one thread reads the partitions' states, one after the other, as Kafka's loader:
+        # the loop's default executor stays free for others (aiohttp's resolver, say)
+        self._loader = ThreadPoolExecutor(1, thread_name_prefix=f"{topic}-loader")
 
     def start(self) -> None:
         """Follow leadership of the topic's partitions, starting with those led now."""
@@ -105,12 +110,11 @@ class CoordinatorPartitions:
 
     async def _load(self, partition: Partition, ownership: _Ownership) -> None:
         try:
-            install = self._load_state(partition)
+            install = await load_state(partition, self._load_state, self._loader)
         except Exception:
             # the partition stays "loading": its keys' clients keep retrying, visibly
             log.exception("cannot load %s", partition.key)
             return
-        await asyncio.sleep(0)
         if self._owned.get(partition.key.partition) is not ownership:
             return  # leadership moved on while reading
         install()
@@ -120,6 +124,7 @@ class CoordinatorPartitions:
         for task in list(self._loads):
             task.cancel()
         await asyncio.gather(*self._loads, return_exceptions=True)
+        self._loader.shutdown(wait=False, cancel_futures=True)
 
     async def write(
         self,

@@ -83,6 +83,7 @@ class EtcdMetadataStore:
         self.seen_revision = 0  # the etcd revision the image has caught up with
         self._lease = 0
         self._tasks: list[asyncio.Task[None]] = []  # the watch first
+        self._keeping_alive: asyncio.Task[None] | None = None  # the current lease's refresher
         self._watch_endpoint = ""
         self._shutting_down = False
         self._offline_replicas: frozenset[tuple[str, int]] = frozenset()
@@ -109,15 +110,19 @@ class EtcdMetadataStore:
         self._tasks = [
             asyncio.create_task(self._watch(revision)),
             asyncio.create_task(self._check_watch()),
-            asyncio.create_task(self._keep_alive()),
         ]
+        self._keeping_alive = asyncio.create_task(self._keep_alive(self._lease))
 
     async def renew_session(self) -> None:
-        """Register again under a new lease after the old one expired."""
+        """Register again under a new lease after the old one expired; the old lease's
+        refresher stops (the session may have been lost through the watch while it still
+        ran, with a refresh of the old lease in flight that would end the new session)."""
         if not await self._register():
             raise EtcdError("the old registration has not expired yet")
+        if self._keeping_alive is not None:
+            self._keeping_alive.cancel()
         self.session_lost.clear()
-        self._tasks.append(asyncio.create_task(self._keep_alive()))
+        self._keeping_alive = asyncio.create_task(self._keep_alive(self._lease))
         log.info("broker %d registered again", self._broker.node_id)
 
     async def _register(self) -> bool:
@@ -165,9 +170,10 @@ class EtcdMetadataStore:
         return True
 
     async def stop(self) -> None:
-        for task in self._tasks:
+        tasks = [*self._tasks, *filter(None, [self._keeping_alive])]
+        for task in tasks:
             task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
+        await asyncio.gather(*tasks, return_exceptions=True)
         with contextlib.suppress(EtcdError):
             await self._client.revoke(self._lease)
         await self._client.close()
@@ -525,8 +531,8 @@ class EtcdMetadataStore:
     async def _rewatch(self) -> None:
         await self._watch(await self._reload_when_etcd_answers())
 
-    async def _keep_alive(self) -> None:
-        """Refresh the lease every third of its TTL, each member given that long to answer.
+    async def _keep_alive(self, lease: int) -> None:
+        """Refresh ``lease`` every third of its TTL, each member given that long to answer.
 
         The session is lost only when etcd says the lease has expired. While no member
         answers (etcd lost its quorum, or this broker is cut off from it) the broker keeps
@@ -541,7 +547,7 @@ class EtcdMetadataStore:
         while True:
             sent = loop.time()
             try:
-                ttl = await self._client.keep_alive(self._lease, interval)
+                ttl = await self._client.keep_alive(lease, interval)
             except EtcdError as error:
                 if unreachable_since is None:
                     unreachable_since = sent

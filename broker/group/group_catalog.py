@@ -6,10 +6,10 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterable, Sequence
 
-from odradek.broker.cluster.coordinator_log import KeyValue, LoggedRecord, read_log
+from odradek.broker.cluster.coordinator_log import KeyValue, LoggedItem
 from odradek.broker.cluster.coordinator_partitions import CoordinatorPartitions
 from odradek.broker.cluster.metadata_store import MetadataStore
-from odradek.broker.cluster.partition import Partition
+from odradek.broker.cluster.partition import PartitionKey
 from odradek.broker.cluster.replica_manager import ReplicaManager
 from odradek.broker.group.consumer_group_records import ConsumerGroupKey, replayed_groups
 from odradek.broker.group.group import Group
@@ -72,15 +72,15 @@ class GroupCatalog:
     def loading(self) -> bool:
         return self.partitions.loading
 
-    def _load(self, partition: Partition) -> Callable[[], None]:
-        groups = replay(read_log(partition))
+    def _load(self, key: PartitionKey, logged: Iterable[LoggedItem]) -> Callable[[], None]:
+        groups = replay(logged)
 
         def install() -> None:
             for group in groups:
                 self.groups[group.group_id] = group
                 self._on_loaded(group)
             if groups:
-                log.info("loaded %d groups from %s", len(groups), partition.key)
+                log.info("loaded %d groups from %s", len(groups), key)
 
         return install
 
@@ -105,7 +105,7 @@ class GroupCatalog:
         await self.write(group.group_id, [(key, encode_group(group.stored()))])
 
 
-def replay(logged: Iterable[LoggedRecord | TransactionMarker]) -> list[Group]:
+def replay(logged: Iterable[LoggedItem]) -> list[Group]:
     """The groups described by a partition's records, applied in log order; a transaction's
     offsets (TxnOffsetCommit) count once its COMMIT marker follows, are dropped at its ABORT
     marker, and stay pending while neither has come."""

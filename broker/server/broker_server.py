@@ -40,6 +40,7 @@ from odradek.broker.server.http_endpoints import build_http_app
 from odradek.broker.server.kafka_listeners import KafkaListeners
 from odradek.broker.server.listener_security import ListenerSecurity, listener_security
 from odradek.broker.server.log_maintenance import CleanerCollector, LogMaintenance
+from odradek.broker.server.loop_watchdog import LoopStallCollector, LoopWatchdog
 from odradek.broker.server.metrics import BrokerMetrics, CertificateCollector, PartitionSample
 from odradek.broker.server.producer_ids import ProducerIdAllocator
 from odradek.broker.server.replication_metrics import ReplicationCollector
@@ -89,9 +90,11 @@ class BrokerServer:
         self._peers: tuple[PeerPool, ...] | None = None
         self.context: BrokerContext | None = None
         self.halted = asyncio.Event()  # every log directory failed
+        self._watchdog = LoopWatchdog()
 
     async def start(self) -> None:
         config = self.config
+        self._watchdog.start()
         self._logs = LogManager(*config.log_dirs)
         loop = asyncio.get_running_loop()
         self._logs.failures.on_failure(
@@ -192,6 +195,7 @@ class BrokerServer:
         metrics.registry.register(TransactionCollector(transactions))
         metrics.registry.register(ShareCollector(self.context.shares))
         metrics.registry.register(CleanerCollector(self._logs))
+        metrics.registry.register(LoopStallCollector(self._watchdog))
         metrics.registry.register(ReplicationCollector(self.context, lambda: self._membership))
 
         self._http_runner = web.AppRunner(
@@ -251,6 +255,7 @@ class BrokerServer:
             self._logs.close_all()
         for lock_file in self._lock_files:
             lock_file.close()
+        self._watchdog.stop()
         if not self.halted.is_set():
             log.info("broker %d stopped cleanly", self.config.node_id)
 

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import replace
 
-from odradek.broker.cluster.coordinator_log import LoggedRecord, read_log
+from odradek.broker.cluster.coordinator_log import LoggedItem, LoggedRecord
 from odradek.broker.cluster.coordinator_partitions import (
     CoordinatorPartitions,
     java_string_hashcode,
@@ -23,7 +23,7 @@ from odradek.broker.cluster.coordinator_partitions import (
 from odradek.broker.cluster.internal_topics import find_coordinator
 from odradek.broker.cluster.metadata_image import BrokerRegistration
 from odradek.broker.cluster.metadata_store import MetadataStore
-from odradek.broker.cluster.partition import Partition
+from odradek.broker.cluster.partition import PartitionKey
 from odradek.broker.cluster.replica_manager import ReplicaManager
 from odradek.broker.protocol.errors import ErrorCode, KafkaError
 from odradek.broker.protocol.record_fields import RecordFormatError
@@ -137,9 +137,9 @@ class ShareCoordinator:
         )
         self.states[key] = written
 
-    def _load(self, partition: Partition) -> Callable[[], None]:
+    def _load(self, partition: PartitionKey, records: Iterable[LoggedItem]) -> Callable[[], None]:
         loaded: dict[SharePartitionKey, ShareState | None] = {}
-        for logged in read_log(partition):
+        for logged in records:
             if not isinstance(logged, LoggedRecord):
                 continue
             try:
@@ -153,7 +153,7 @@ class ShareCoordinator:
                 if state is not None:
                     self.states[key] = state
             if loaded:
-                log.info("loaded %d share-partition states from %s", len(loaded), partition.key)
+                log.info("loaded %d share-partition states from %s", len(loaded), partition)
 
         return install
 

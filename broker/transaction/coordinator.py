@@ -22,7 +22,7 @@ from collections import Counter
 from collections.abc import Awaitable, Callable, Iterable
 
 from odradek.broker.cluster.background_tasks import BackgroundTasks
-from odradek.broker.cluster.coordinator_log import LoggedRecord, read_log
+from odradek.broker.cluster.coordinator_log import LoggedItem, LoggedRecord
 from odradek.broker.cluster.coordinator_partitions import (
     CoordinatorPartitions,
     java_string_hashcode,
@@ -30,7 +30,7 @@ from odradek.broker.cluster.coordinator_partitions import (
 from odradek.broker.cluster.internal_topics import find_coordinator
 from odradek.broker.cluster.metadata_image import BrokerRegistration
 from odradek.broker.cluster.metadata_store import MetadataStore
-from odradek.broker.cluster.partition import Partition
+from odradek.broker.cluster.partition import PartitionKey
 from odradek.broker.cluster.replica_manager import ReplicaManager
 from odradek.broker.log.steady_clock import steady_clock
 from odradek.broker.protocol.errors import ErrorCode, KafkaError
@@ -326,9 +326,9 @@ class TransactionCoordinator:
             if not pending_ok:
                 self._pending.discard(transactional_id)
 
-    def _load(self, partition: Partition) -> Callable[[], None]:
+    def _load(self, partition: PartitionKey, records: Iterable[LoggedItem]) -> Callable[[], None]:
         loaded: dict[str, TransactionMetadata | None] = {}
-        for logged in read_log(partition):
+        for logged in records:
             if not isinstance(logged, LoggedRecord):
                 continue  # no transaction writes to __transaction_state
             raw_key, raw_value = logged.key, logged.value
@@ -350,7 +350,7 @@ class TransactionCoordinator:
                 if state.state in PREPARED:  # the old leader did not finish it
                     self._complete_in_background(transactional_id, state, written=True)
             if loaded:
-                log.info("loaded %d transactional ids from %s", len(loaded), partition.key)
+                log.info("loaded %d transactional ids from %s", len(loaded), partition)
 
         return install
 

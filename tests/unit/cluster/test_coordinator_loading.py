@@ -1,0 +1,113 @@
+"""A coordinator's state is loaded from its partition without stalling the event loop.
+
+Reading a large ``__consumer_offsets`` partition once took the loop for seconds, long
+enough for the broker to lose its etcd session. Now the records are decoded and replayed
+in a worker thread while the loop reads the log a chunk at a time, so the loop turns
+between chunks; and a log appended to while it was read is read again, so the state
+installed is that of the whole log.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from odradek.broker.cluster.coordinator_log import (
+    READ_CHUNK_BYTES,
+    LoggedItem,
+    LoggedRecord,
+    load_state,
+)
+from odradek.broker.cluster.metadata_image import PartitionState
+from odradek.broker.cluster.partition import Partition, PartitionKey
+from odradek.broker.log import LogConfig, PartitionLog
+from odradek.broker.protocol.record_codec import BatchSpec, Record, encode_batch
+
+LEADER = 0
+VALUE = b"v" * 1000
+LOADER = ThreadPoolExecutor(1)
+
+
+def sole_leader(tmp_path: Path) -> Partition:
+    log = PartitionLog.open(tmp_path / "__consumer_offsets-0", LogConfig())
+    state = PartitionState(0, (LEADER,), LEADER, 1, (LEADER,))
+    return Partition(PartitionKey("__consumer_offsets", 0), log, state, LEADER)
+
+
+def append(partition: Partition, keys: Iterable[bytes]) -> None:
+    records = [Record(i, 0, key, VALUE) for i, key in enumerate(keys)]
+    partition.append_as_leader(encode_batch(BatchSpec(records=records)), -1, 1)
+
+
+def keys_loaded(
+    seen: list[bytes], on_read: Callable[[], None] = lambda: None
+) -> Callable[[PartitionKey, Iterable[LoggedItem]], Callable[[], None]]:
+    """A load function that collects the keys it reads, calling ``on_read`` at the end."""
+
+    def load(key: PartitionKey, records: Iterable[LoggedItem]) -> Callable[[], None]:
+        assert threading.current_thread() is not threading.main_thread()
+        keys = [item.key for item in records if isinstance(item, LoggedRecord)]
+        on_read()
+        return lambda: seen.extend(keys)
+
+    return load
+
+
+def test_the_loop_turns_while_a_partition_of_many_chunks_loads(tmp_path: Path) -> None:
+    partition = sole_leader(tmp_path)
+    batches = 4 * READ_CHUNK_BYTES // (100 * len(VALUE))
+    for batch in range(batches):
+        append(partition, (f"{batch}-{i}".encode() for i in range(100)))
+
+    async def scenario() -> int:
+        turns = 0
+
+        async def ticker() -> None:
+            nonlocal turns
+            while True:
+                turns += 1
+                await asyncio.sleep(0)
+
+        ticking = asyncio.create_task(ticker())
+        await asyncio.sleep(0)
+        before = turns
+        seen: list[bytes] = []
+        install = await load_state(partition, keys_loaded(seen), LOADER)
+        install()
+        ticking.cancel()
+        assert len(seen) == batches * 100
+        return turns - before
+
+    # one turn at least per chunk read (four of them); a load on the loop allows one
+    assert asyncio.run(scenario()) > 4
+
+
+def test_records_appended_while_the_log_is_read_are_in_the_state_installed(
+    tmp_path: Path,
+) -> None:
+    partition = sole_leader(tmp_path)
+    append(partition, [b"first"])
+
+    async def scenario() -> list[bytes]:
+        loop = asyncio.get_running_loop()
+        appended = False
+
+        def append_once_on_the_loop() -> None:  # as a transaction marker lands meanwhile
+            nonlocal appended
+            if not appended:
+                appended = True
+                done = asyncio.run_coroutine_threadsafe(append_later(), loop)
+                done.result()
+
+        async def append_later() -> None:
+            append(partition, [b"second"])
+
+        seen: list[bytes] = []
+        install = await load_state(partition, keys_loaded(seen, append_once_on_the_loop), LOADER)
+        install()
+        return seen
+
+    assert asyncio.run(scenario()) == [b"first", b"second"]
