@@ -133,4 +133,6 @@ def kafka_cluster(
         ready = time.monotonic() - started
         pids = tuple(process.pid for process in processes)
         data_dirs = tuple(node.data_dir for node in planned)
-        yield RunningSystem("kafka", bootstrap, pids, pids, ready, data_dirs, security)
+        yield RunningSystem(
+            "kafka", bootstrap, pids, pids, ready, data_dirs, security, tuple(processes)
+        )

@@ -36,7 +36,9 @@ class BenchError(Exception):
 @dataclass(frozen=True)
 class ProducerJob:
     """What a producer sends, and how; ``rate`` > 0 paces it (records/s) for latency;
-    ``transaction_ms`` > 0 makes it transactional, committing that often."""
+    ``transaction_ms`` > 0 makes it transactional, committing that often; ``keyed`` gives
+    each record its number as key, so the partitioner spreads them over every partition
+    (keyless, librdkafka fills one partition's batch at a time)."""
 
     topic: str
     records: int
@@ -47,6 +49,7 @@ class ProducerJob:
     batch_size: int
     rate: float = 0.0
     transaction_ms: int = 0
+    keyed: bool = False
 
 
 @dataclass(frozen=True)
@@ -159,6 +162,8 @@ def produce(connection: Connection, client: Mapping[str, str], job: ProducerJob)
     progress = Progress("produced", total=job.records)
     start = time.monotonic()
     records = synthetic_records(job.records, job.record_size)
+    if job.keyed:
+        records = ((b"%d" % number, value) for number, (_, value) in enumerate(records))
     send_records(producer, job.topic, records, on_delivery=delivered)
     producer.flush()
     seconds = time.monotonic() - start

@@ -44,7 +44,9 @@ def odradek_broker(
         wait_for_brokers(security.client_settings(bootstrap), 1)
         ready = time.monotonic() - started
         pids = (broker.pid,)
-        yield RunningSystem("odradek", bootstrap, pids, pids, ready, (data_dir,), security)
+        yield RunningSystem(
+            "odradek", bootstrap, pids, pids, ready, (data_dir,), security, (broker,)
+        )
     finally:
         broker.stop()
 
@@ -69,6 +71,7 @@ def odradek_cluster(
             broker_pids,
             ready,
             tuple(spec.data_dir for spec in cluster.specs),
+            brokers=tuple(broker.process for broker in cluster.brokers),
         )
     finally:
         cluster.stop()

@@ -23,10 +23,24 @@ def total_cpu_seconds(pids: Iterable[int]) -> float:
 
 def peak_rss_bytes(pid: int) -> int:
     """The process's peak resident set size so far (VmHWM)."""
+    return _status_kib(pid, "VmHWM:") * 1024
+
+
+def _status_kib(pid: int, field: str) -> int:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1]) * 1024
-    raise ValueError(f"no VmHWM in /proc/{pid}/status")
+        if line.startswith(field):
+            return int(line.split()[1])
+    raise ValueError(f"no {field} in /proc/{pid}/status")
+
+
+def rss_bytes(pid: int) -> int:
+    """The process's resident set size now (VmRSS)."""
+    return _status_kib(pid, "VmRSS:") * 1024
+
+
+def open_descriptors(pid: int) -> int:
+    """How many file descriptors the process holds open."""
+    return len(os.listdir(f"/proc/{pid}/fd"))
 
 
 def cpu_split() -> tuple[set[int], set[int]]:

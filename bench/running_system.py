@@ -10,7 +10,7 @@ from pathlib import Path
 from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
 from secured_listener import PLAINTEXT, ListenerSecurity
 
-from odradek.cli.child_process import wait_until
+from odradek.cli.child_process import ChildProcess, wait_until
 
 READY_TIMEOUT_S = 120.0
 
@@ -30,7 +30,8 @@ class RunningSystem:
     ``pids`` are the processes whose CPU time and peak RSS count as the system's
     (brokers, and etcd for an Odradek cluster); ``ready_seconds`` runs from the
     first spawn until clients see every broker in Metadata; ``security`` is that
-    of the clients' listener at ``bootstrap``.
+    of the clients' listener at ``bootstrap``; ``brokers`` are the broker processes,
+    which a benchmark may kill and start again (their pids then change).
     """
 
     name: str
@@ -40,6 +41,7 @@ class RunningSystem:
     ready_seconds: float
     data_dirs: tuple[Path, ...]
     security: ListenerSecurity = PLAINTEXT
+    brokers: tuple[ChildProcess, ...] = ()
 
     @property
     def client(self) -> dict[str, str]:
@@ -76,14 +78,23 @@ def create_topic(
         topic, num_partitions=partitions, replication_factor=replication, config=dict(configs)
     )
     admin.create_topics([new_topic])[topic].result(timeout=60)
+    wait_until(
+        lambda: topic_settled(admin, topic, partitions, replication),
+        READY_TIMEOUT_S,
+        f"topic {topic} with leaders",
+        interval=0.1,
+    )
 
-    def settled() -> bool:
+
+def topic_settled(admin: AdminClient, topic: str, partitions: int, replication: int) -> bool:
+    """Whether Metadata shows ``topic``'s ``partitions`` partitions each led, with a full ISR."""
+    try:
         described = admin.list_topics(topic, timeout=5.0).topics.get(topic)
-        if described is None or described.error is not None:
-            return False
-        states = list(described.partitions.values())
-        return len(states) == partitions and all(
-            state.leader >= 0 and len(state.isrs) == replication for state in states
-        )
-
-    wait_until(settled, READY_TIMEOUT_S, f"topic {topic} with leaders", interval=0.1)
+    except Exception:  # KafkaException while the brokers are not up yet
+        return False
+    if described is None or described.error is not None:
+        return False
+    states = list(described.partitions.values())
+    return len(states) == partitions and all(
+        state.leader >= 0 and len(state.isrs) == replication for state in states
+    )

@@ -1,0 +1,271 @@
+"""Partition scale: Odradek against Apache Kafka with many partitions, in the same run.
+
+For each system in turn: start it fresh (one broker, or three with every partition
+replicated three times), pinned to the first CPU as compare.py does, and measure
+
+- how long creating a topic of ``--partitions`` partitions takes, until every partition
+  has a leader and a full ISR;
+- the brokers' resident memory and open file descriptors, idle once it exists, and
+  again after the load below;
+- the latency of a Metadata request naming the topic (every partition in the answer);
+- produce and then consume throughput with the records spread over every partition
+  (keyed: the partitioner sends each partition its share);
+- start-up after a clean stop, and recovery after kill -9 of every broker: the time from
+  starting the processes again until every partition is led and has taken a write
+  (acks=all).
+
+Prints a table with Odradek/Kafka ratios and writes the figures as JSON to
+bench/results/partition-scale-<stamp>.json. See bench/README.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import math
+import os
+import signal
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Mapping
+from contextlib import AbstractContextManager
+from pathlib import Path
+from typing import Any
+
+from confluent_kafka import Producer
+from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
+from kafka_system import kafka_cluster
+from load_workers import BenchError, ConsumerJob, ProducerJob, consume, produce, run_phase
+from measure import percentile, ratio
+from odradek_system import odradek_broker, odradek_cluster
+from proc_stats import cpu_split, open_descriptors, pinned, rss_bytes
+from running_system import RunningSystem, topic_settled
+
+from odradek.cli.child_process import wait_until
+
+ROOT = Path(__file__).resolve().parent.parent
+TOPIC = "scale"
+READY_TIMEOUT_S = 900.0
+METADATA_REQUESTS = 20
+MIB = 1024 * 1024
+
+Starter = Callable[[Path, int], AbstractContextManager[RunningSystem]]
+STARTERS: dict[str, Starter] = {
+    "odradek": lambda workdir, nodes: (
+        odradek_broker(workdir) if nodes == 1 else odradek_cluster(workdir, nodes)
+    ),
+    "kafka": lambda workdir, nodes: kafka_cluster(workdir, nodes),
+}
+# (key, label, higher is better)
+MEASURES = (
+    ("create_s", "create the topic (s)", False),
+    ("idle_rss_mib", "broker RSS, idle (MiB)", False),
+    ("idle_fds", "open descriptors, idle", False),
+    ("metadata_median_ms", "Metadata, median (ms)", False),
+    ("metadata_max_ms", "Metadata, slowest of 20 (ms)", False),
+    ("produce_records_s", "produce (records/s)", True),
+    ("consume_records_s", "consume (records/s)", True),
+    ("loaded_rss_mib", "broker RSS, after the load (MiB)", False),
+    ("loaded_fds", "open descriptors, after the load", False),
+    ("restart_s", "start-up after a clean stop (s)", False),
+    ("recovery_s", "recovery after kill -9 (s)", False),
+)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    broker_cpus, load_cpus = cpu_split()
+    os.sched_setaffinity(0, load_cpus)
+    replication = min(args.brokers, 3)
+    results: dict[str, dict[str, float]] = {}
+    try:
+        for name in args.systems.split(","):
+            layout = f"{args.partitions} partitions, {args.brokers} broker(s), RF {replication}"
+            _say(f"== {name}: {layout}")
+            with tempfile.TemporaryDirectory(prefix=f"scale-{name}-") as workdir:
+                results[name] = _measure(
+                    STARTERS[name], Path(workdir), args, replication, broker_cpus
+                )
+    except BenchError as error:
+        print(f"partition_scale: {error}", file=sys.stderr)
+        return 1
+    context = {
+        "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+        "partitions": args.partitions,
+        "brokers": args.brokers,
+        "replication": replication,
+        "records": args.records,
+        "record_size": args.record_size,
+        "load_average": os.getloadavg(),
+    }
+    print(_table(results))
+    _write_json(context, results)
+    return 0
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--partitions", type=int, default=10_000)
+    parser.add_argument("--brokers", type=int, default=1, choices=(1, 3))
+    parser.add_argument("--records", type=int, default=1_000_000, help="records produced")
+    parser.add_argument("--record-size", type=int, default=100, help="bytes per record")
+    parser.add_argument("--systems", default="odradek,kafka", help="which, in this order")
+    return parser
+
+
+def _measure(
+    start: Starter,
+    workdir: Path,
+    args: argparse.Namespace,
+    replication: int,
+    broker_cpus: set[int],
+) -> dict[str, float]:
+    figures: dict[str, float] = {}
+    with pinned(broker_cpus), start(workdir, args.brokers) as system:
+        admin = AdminClient({**system.client, "log_level": 0})
+        _say(f"creating {TOPIC} with {args.partitions} partitions")
+        started = time.monotonic()
+        topic = NewTopic(TOPIC, num_partitions=args.partitions, replication_factor=replication)
+        admin.create_topics([topic], request_timeout=READY_TIMEOUT_S)[TOPIC].result()
+        _wait_settled(admin, args.partitions, replication)
+        figures["create_s"] = time.monotonic() - started
+        time.sleep(5)  # whatever the creation left to do in the background
+        figures |= _footprint(system, "idle")
+        figures |= _metadata_latency(admin)
+        figures |= _load(system, args)
+        figures |= _footprint(system, "loaded")
+        for kind, stop in (("restart", _stop_cleanly), ("recovery", _kill)):
+            _say(f"{kind}: stopping every broker, then starting them again")
+            stop(system)
+            with pinned(broker_cpus):
+                figures[f"{kind}_s"] = _start_again(system, args.partitions, replication)
+    _say(", ".join(f"{key} {value:.4g}" for key, value in figures.items()))
+    return figures
+
+
+def _say(message: str) -> None:
+    print(f"{time.strftime('%H:%M:%S')} {message}", file=sys.stderr, flush=True)
+
+
+def _wait_settled(admin: AdminClient, partitions: int, replication: int) -> None:
+    wait_until(
+        lambda: topic_settled(admin, TOPIC, partitions, replication),
+        READY_TIMEOUT_S,
+        f"every partition of {TOPIC} led, with a full ISR",
+        interval=0.5,
+    )
+
+
+def _footprint(system: RunningSystem, moment: str) -> dict[str, float]:
+    pids = [process.pid for process in system.brokers]
+    return {
+        f"{moment}_rss_mib": sum(rss_bytes(pid) for pid in pids) / MIB,
+        f"{moment}_fds": sum(open_descriptors(pid) for pid in pids),
+    }
+
+
+def _metadata_latency(admin: AdminClient) -> dict[str, float]:
+    seconds = []
+    for _ in range(METADATA_REQUESTS):
+        started = time.monotonic()
+        admin.list_topics(TOPIC, timeout=30)
+        seconds.append(time.monotonic() - started)
+    return {
+        "metadata_median_ms": percentile(seconds, 0.5) * 1000,
+        "metadata_max_ms": max(seconds) * 1000,
+    }
+
+
+def _load(system: RunningSystem, args: argparse.Namespace) -> dict[str, float]:
+    job = ProducerJob(TOPIC, args.records, args.record_size, "lz4", "1", 5, 65536, keyed=True)
+    produced = run_phase("produce", produce, system.client, job, system.pids)
+    consumed = run_phase(
+        "consume", consume, system.client, ConsumerJob(TOPIC, args.records), system.pids
+    )
+    return {
+        "produce_records_s": produced.moved.records / produced.moved.seconds,
+        "consume_records_s": consumed.moved.records / consumed.moved.seconds,
+    }
+
+
+def _stop_cleanly(system: RunningSystem) -> None:
+    for process in system.brokers:
+        process.stop()
+
+
+def _kill(system: RunningSystem) -> None:
+    for process in system.brokers:
+        process.kill()
+
+
+def _start_again(system: RunningSystem, partitions: int, replication: int) -> float:
+    """Start every broker; seconds until every partition is led and has taken a write."""
+    started = time.monotonic()
+    for process in system.brokers:
+        process.start()
+    admin = AdminClient({**system.client, "log_level": 0})
+    _wait_settled(admin, partitions, replication)
+    _write_every_partition(system.client, partitions)
+    return time.monotonic() - started
+
+
+def _write_every_partition(client: Mapping[str, str], partitions: int) -> None:
+    """One record to each partition with acks=all, librdkafka retrying until it lands."""
+    producer = Producer(
+        {
+            **client,
+            "acks": "all",
+            "linger.ms": 5,
+            "message.timeout.ms": int(READY_TIMEOUT_S * 1000),
+            "log_level": 0,  # leaders not known yet are expected: delivery reports tell
+        }
+    )
+    failures: list[str] = []
+
+    def delivered(error: Any, _message: Any) -> None:
+        if error is not None:
+            failures.append(str(error))
+
+    for partition in range(partitions):
+        producer.produce(TOPIC, b"probe", partition=partition, on_delivery=delivered)
+        producer.poll(0)
+    if producer.flush(READY_TIMEOUT_S) or failures:
+        raise BenchError(f"writes to every partition failed: {failures[:1]}")
+
+
+def _table(results: Mapping[str, Mapping[str, float]]) -> str:
+    systems = list(results)
+    lines = [
+        "| measure | " + " | ".join(systems) + " | Odradek/Kafka |",
+        "|---|" + "---|" * (len(systems) + 1),
+    ]
+    nothing: Mapping[str, float] = {}
+    for key, label, higher_is_better in MEASURES:
+        values = [results[name].get(key, math.nan) for name in systems]
+        better = "higher is better" if higher_is_better else "lower is better"
+        quotient = ratio(
+            results.get("odradek", nothing).get(key, math.nan),
+            results.get("kafka", nothing).get(key, math.nan),
+        )
+        cells = " | ".join(map(_figure, values))
+        lines.append(f"| {label} | {cells} | {quotient:.2f}x ({better}) |")
+    return "\n".join(lines)
+
+
+def _figure(value: float) -> str:
+    return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:.3g}"
+
+
+def _write_json(context: Mapping[str, Any], results: Mapping[str, Mapping[str, float]]) -> None:
+    stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+    path = ROOT / "bench" / "results" / f"partition-scale-{stamp}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"context": context, "results": results}, indent=2) + "\n")
+    _say(f"wrote {path}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
