@@ -179,6 +179,8 @@ class LogManager:
         online = self.online_log_dirs
         if not online:
             raise KafkaError(ErrorCode.kafka_storage_error, "every log directory is offline")
+        if len(online) == 1:
+            return online[0]  # without counting: creating n partitions would cost n**2
         counts = dict.fromkeys(online, 0)
         for log in self._logs.values():
             counts[log.directory.parent] = counts.get(log.directory.parent, 0) + 1
