@@ -3,8 +3,8 @@
 For each system in turn: start it fresh (one broker, or three with every partition
 replicated three times), pinned to the first CPU as compare.py does, and measure
 
-- how long creating a topic of ``--partitions`` partitions takes, until every partition
-  has a leader and a full ISR;
+- how long creating a topic of ``--partitions`` partitions takes (5,000 at a time), until
+  every partition has a leader and a full ISR;
 - the brokers' resident memory and open file descriptors, idle once it exists, and
   again after the load below;
 - the latency of a Metadata request naming the topic (every partition in the answer);
@@ -35,7 +35,11 @@ from pathlib import Path
 from typing import Any
 
 from confluent_kafka import Producer
-from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
+from confluent_kafka.admin import (  # type: ignore[attr-defined]
+    AdminClient,
+    NewPartitions,
+    NewTopic,
+)
 from kafka_system import kafka_cluster
 from load_workers import BenchError, ConsumerJob, ProducerJob, consume, produce, run_phase
 from measure import percentile, ratio
@@ -49,6 +53,7 @@ ROOT = Path(__file__).resolve().parent.parent
 TOPIC = "scale"
 READY_TIMEOUT_S = 900.0
 METADATA_REQUESTS = 20
+CREATE_STEP = 5000
 MIB = 1024 * 1024
 
 Starter = Callable[[Path, int], AbstractContextManager[RunningSystem]]
@@ -125,11 +130,11 @@ def _measure(
 ) -> dict[str, float]:
     figures: dict[str, float] = {}
     with pinned(broker_cpus), start(workdir, args.brokers) as system:
-        admin = AdminClient({**system.client, "log_level": 0})
+        # librdkafka gives up on any request after socket.timeout.ms (60 s; at most 300 s)
+        admin = AdminClient({**system.client, "log_level": 0, "socket.timeout.ms": 300_000})
         _say(f"creating {TOPIC} with {args.partitions} partitions")
         started = time.monotonic()
-        topic = NewTopic(TOPIC, num_partitions=args.partitions, replication_factor=replication)
-        admin.create_topics([topic], request_timeout=READY_TIMEOUT_S)[TOPIC].result()
+        _create_in_steps(admin, args.partitions, replication)
         _wait_settled(admin, args.partitions, replication)
         figures["create_s"] = time.monotonic() - started
         time.sleep(5)  # whatever the creation left to do in the background
@@ -148,6 +153,17 @@ def _measure(
 
 def _say(message: str) -> None:
     print(f"{time.strftime('%H:%M:%S')} {message}", file=sys.stderr, flush=True)
+
+
+def _create_in_steps(admin: AdminClient, partitions: int, replication: int) -> None:
+    """Create the topic, then add partitions, CREATE_STEP at a time: Kafka's controller
+    refuses an operation of more than 10,000 records ("excessively large batch")."""
+    count = min(partitions, CREATE_STEP)
+    topic = NewTopic(TOPIC, num_partitions=count, replication_factor=replication)
+    admin.create_topics([topic], request_timeout=300)[TOPIC].result()
+    while count < partitions:
+        count = min(partitions, count + CREATE_STEP)
+        admin.create_partitions([NewPartitions(TOPIC, count)], request_timeout=300)[TOPIC].result()
 
 
 def _wait_settled(admin: AdminClient, partitions: int, replication: int) -> None:
@@ -192,8 +208,10 @@ def _load(system: RunningSystem, args: argparse.Namespace) -> dict[str, float]:
 
 
 def _stop_cleanly(system: RunningSystem) -> None:
+    """SIGTERM, and wait for the shutdown however long it takes (a killed one is refused)."""
     for process in system.brokers:
-        process.stop()
+        if process.stop(READY_TIMEOUT_S) == -signal.SIGKILL:
+            raise BenchError(f"{process.name} did not stop within {READY_TIMEOUT_S:g} s")
 
 
 def _kill(system: RunningSystem) -> None:
