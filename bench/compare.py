@@ -18,8 +18,8 @@ import signal
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, ExitStack
+from collections.abc import Iterator
+from contextlib import ExitStack
 from dataclasses import replace
 from pathlib import Path
 
@@ -27,7 +27,6 @@ from compare_chart import write_chart
 from compare_report import Sample, markdown_table, read_json, update_markdown, write_json
 from java_clients import client_config, java_consume, java_produce, write_payloads
 from kafka_dist import KAFKA_VERSION
-from kafka_system import kafka_cluster
 from load_workers import (
     BenchError,
     ConsumerJob,
@@ -39,10 +38,10 @@ from load_workers import (
     produce_transactional,
     run_phase,
 )
-from odradek_system import odradek_broker, odradek_cluster
 from proc_stats import cpu_split, peak_rss_bytes, pinned
 from running_system import RunningSystem, create_topic
-from secured_listener import PROTOCOLS, ListenerSecurity, listener_security, negotiated_tls
+from secured_listener import PROTOCOLS, listener_security, negotiated_tls
+from systems import STARTERS
 from workloads import MIB, WORKLOADS, Workload, quick
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -50,24 +49,6 @@ TOPIC = "bench"
 WARM_UP_TOPIC = "warm-up"
 WARM_UP_BYTES = 64 * MIB
 LATENCY_LOAD = 0.5
-Starter = Callable[[Path, int, ListenerSecurity], AbstractContextManager[RunningSystem]]
-
-
-def _start_odradek(
-    workdir: Path, nodes: int, security: ListenerSecurity
-) -> AbstractContextManager[RunningSystem]:
-    if nodes == 1:
-        return odradek_broker(workdir, security=security)
-    return odradek_cluster(workdir, nodes)  # PLAINTEXT only: _selected refuses the others
-
-
-def _start_kafka(
-    workdir: Path, nodes: int, security: ListenerSecurity
-) -> AbstractContextManager[RunningSystem]:
-    return kafka_cluster(workdir, nodes, security=security)
-
-
-STARTERS: dict[str, Starter] = {"odradek": _start_odradek, "kafka": _start_kafka}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -29,8 +29,7 @@ import signal
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Mapping
-from contextlib import AbstractContextManager
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -40,12 +39,12 @@ from confluent_kafka.admin import (  # type: ignore[attr-defined]
     NewPartitions,
     NewTopic,
 )
-from kafka_system import kafka_cluster
 from load_workers import BenchError, ConsumerJob, ProducerJob, consume, produce, run_phase
 from measure import percentile, ratio
-from odradek_system import odradek_broker, odradek_cluster
 from proc_stats import cpu_split, open_descriptors, pinned, rss_bytes
 from running_system import RunningSystem, topic_settled
+from secured_listener import PLAINTEXT
+from systems import STARTERS, Starter
 
 from odradek.cli.child_process import wait_until
 
@@ -56,13 +55,6 @@ METADATA_REQUESTS = 20
 CREATE_STEP = 5000
 MIB = 1024 * 1024
 
-Starter = Callable[[Path, int], AbstractContextManager[RunningSystem]]
-STARTERS: dict[str, Starter] = {
-    "odradek": lambda workdir, nodes: (
-        odradek_broker(workdir) if nodes == 1 else odradek_cluster(workdir, nodes)
-    ),
-    "kafka": lambda workdir, nodes: kafka_cluster(workdir, nodes),
-}
 # (key, label, higher is better)
 MEASURES = (
     ("create_s", "create the topic (s)", False),
@@ -129,7 +121,7 @@ def _measure(
     broker_cpus: set[int],
 ) -> dict[str, float]:
     figures: dict[str, float] = {}
-    with pinned(broker_cpus), start(workdir, args.brokers) as system:
+    with pinned(broker_cpus), start(workdir, args.brokers, PLAINTEXT) as system:
         # librdkafka gives up on any request after socket.timeout.ms (60 s; at most 300 s)
         admin = AdminClient({**system.client, "log_level": 0, "socket.timeout.ms": 300_000})
         _say(f"creating {TOPIC} with {args.partitions} partitions")
