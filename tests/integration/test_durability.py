@@ -51,6 +51,7 @@ from replica_logs import BatchProducer
 PARTITIONS = 3
 PRODUCERS = {"idem-a": "idempotent", "idem-b": "idempotent", "acks1": "acks1", "acksall": "acksall"}
 KILL_ROUNDS = 3
+IDLE_READ_S = 60  # read_partitions gives up after this long without a record
 PRODUCER_SCRIPT = Path(__file__).with_name("durability_producer.py")
 
 
@@ -119,9 +120,14 @@ def read_partitions(
         )
         out: dict[int, list[tuple[int, bytes]]] = {p: [] for p in range(partitions)}
         wanted = sum(high for _, high in ends.values())
-        deadline = time.monotonic() + 60
+        # gives up after 60 s without a record, not after 60 s in all: a long soak's topic
+        # holds millions (5.9 million after 1,000 faults took longer than a minute)
+        deadline = time.monotonic() + IDLE_READ_S
         while sum(map(len, out.values())) < wanted and time.monotonic() < deadline:
-            for msg in consumer.consume(num_messages=10000, timeout=0.5):
+            batch = consumer.consume(num_messages=10000, timeout=0.5)
+            if batch:
+                deadline = time.monotonic() + IDLE_READ_S
+            for msg in batch:
                 assert msg.error() is None, msg.error()
                 partition, offset, value = msg.partition(), msg.offset(), msg.value()
                 assert partition is not None and offset is not None and value is not None
