@@ -23,9 +23,6 @@ class EncodedResponse:
     throttle_ms: int = 0  # the client quota throttle the body carries
 
 
-# Kafka's value for "authorized operations were not requested".
-AUTHORIZED_OPERATIONS_OMITTED = -(2**31)
-
 # A plain mapping is built into the response entity of the request's version.
 Response = Mapping[str, Any] | EncodedResponse | None
 Handler = Callable[[BrokerContext, Request], Coroutine[Any, Any, Response]]
