@@ -12,15 +12,19 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from odradek.broker.protocol.wire_primitives import array_length, nullable_string, string
+from odradek.broker.protocol.wire_primitives import (
+    INT16,
+    INT32,
+    NO_TOPIC_ID,
+    array_length,
+    nullable_string,
+    string,
+)
 
 FLEXIBLE_FROM = 9
 # Kafka's value for "authorized operations were not requested"
 AUTHORIZED_OPERATIONS_OMITTED = -(2**31)
-_I16 = struct.Struct(">h")
-_I32 = struct.Struct(">i")
 _PARTITION_HEAD = struct.Struct(">hii")  # error code, index, leader
-_NO_TOPIC_ID = uuid.UUID(int=0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,7 +63,7 @@ def encode_partitions(version: int, partitions: Sequence[MetadataPartition]) -> 
     for partition in partitions:
         out += _PARTITION_HEAD.pack(partition.error_code, partition.index, partition.leader_id)
         if version >= 7:
-            out += _I32.pack(partition.leader_epoch)
+            out += INT32.pack(partition.leader_epoch)
         out += _int32_array(partition.replicas, flexible)
         out += _int32_array(partition.isr, flexible)
         if version >= 5:
@@ -80,11 +84,11 @@ def encode_metadata_response(
 ) -> bytes:
     """The response body (no header); v13's top-level error code is always NONE."""
     flexible = version >= FLEXIBLE_FROM
-    out = bytearray(_I32.pack(throttle_ms) if version >= 3 else b"")
+    out = bytearray(INT32.pack(throttle_ms) if version >= 3 else b"")
     out += array_length(len(brokers), flexible)
     for broker in brokers:
-        out += _I32.pack(broker.node_id) + string(broker.host, flexible)
-        out += _I32.pack(broker.port)
+        out += INT32.pack(broker.node_id) + string(broker.host, flexible)
+        out += INT32.pack(broker.port)
         if version >= 1:
             out += nullable_string(broker.rack, flexible)
         if flexible:
@@ -92,32 +96,32 @@ def encode_metadata_response(
     if version >= 2:
         out += nullable_string(cluster_id, flexible)
     if version >= 1:
-        out += _I32.pack(controller_id)
+        out += INT32.pack(controller_id)
     out += array_length(len(topics), flexible)
     for topic in topics:
         out += _encode_topic(version, topic, flexible)
     if 8 <= version <= 10:
-        out += _I32.pack(cluster_authorized_operations)
+        out += INT32.pack(cluster_authorized_operations)
     if version >= 13:
-        out += _I16.pack(0)
+        out += INT16.pack(0)
     if flexible:
         out += b"\0"
     return bytes(out)
 
 
 def _encode_topic(version: int, topic: MetadataTopic, flexible: bool) -> bytes:
-    out = bytearray(_I16.pack(topic.error_code))
+    out = bytearray(INT16.pack(topic.error_code))
     if version >= 12:
         out += nullable_string(topic.name, flexible)
     else:
         out += string(topic.name or "", flexible)
     if version >= 10:
-        out += (topic.topic_id or _NO_TOPIC_ID).bytes
+        out += (topic.topic_id or NO_TOPIC_ID).bytes
     if version >= 1:
         out += b"\1" if topic.is_internal else b"\0"
     out += topic.partitions
     if version >= 8:
-        out += _I32.pack(topic.authorized_operations)
+        out += INT32.pack(topic.authorized_operations)
     if flexible:
         out += b"\0"
     return bytes(out)

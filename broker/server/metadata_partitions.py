@@ -15,7 +15,10 @@ class EncodedPartitions:
         self._encoded: dict[tuple[str, int], bytes] = {}  # (topic, version): partitions
 
     def of(self, topic: TopicMetadata, image: MetadataImage, version: int) -> bytes:
-        """``topic``'s partitions array, as ``image`` has them, in Metadata ``version``."""
+        """``topic``'s partitions array, as ``image`` has them, in Metadata ``version``. Only
+        the image's own topics are kept (not one just created that it does not hold yet)."""
+        if image.topics.get(topic.name) is not topic:
+            return encode_partitions(version, partition_entries(topic, image))
         if image is not self._image:
             self._image, self._encoded = image, {}
         key = (topic.name, version)

@@ -27,7 +27,7 @@ async def handle(context: BrokerContext, request: Request) -> dict[str, Any]:
     if cursor is not None and (
         cursor.partition_index < 0 or (requested and cursor.topic_name not in requested)
     ):
-        invalid = [error_entry(name, ErrorCode.invalid_request) for name in requested]
+        invalid = [_error_entry(name, ErrorCode.invalid_request) for name in requested]
         return {"throttle_time": 0, "topics": invalid, "next_cursor": None}
     limit = max(
         min(
@@ -53,13 +53,13 @@ async def handle(context: BrokerContext, request: Request) -> dict[str, Any]:
     for position, name in enumerate(names):
         topic = image.topics.get(name)
         if name not in describable:
-            topics.append(error_entry(name, ErrorCode.topic_authorization_failed))
+            topics.append(_error_entry(name, ErrorCode.topic_authorization_failed))
             continue
         if topic is None:
-            topics.append(error_entry(name, ErrorCode.unknown_topic_or_partition))
+            topics.append(_error_entry(name, ErrorCode.unknown_topic_or_partition))
             continue
         first = cursor.partition_index if cursor is not None and name == cursor.topic_name else 0
-        entry = topic_entry(topic, image)
+        entry = _topic_entry(topic, image)
         entry["topic_authorized_operations"] = authorization.authorized_operations(
             request, ResourceType.TOPIC, name
         )
@@ -78,13 +78,13 @@ async def handle(context: BrokerContext, request: Request) -> dict[str, Any]:
     return {"throttle_time": 0, "topics": topics, "next_cursor": next_cursor}
 
 
-def error_entry(name: str | None, code: ErrorCode) -> dict[str, Any]:
+def _error_entry(name: str | None, code: ErrorCode) -> dict[str, Any]:
     """A topic's entry that carries only an error."""
     return {"error_code": code, "name": name, "topic_id": None, "is_internal": False,
             "partitions": []}  # fmt: skip
 
 
-def topic_entry(topic: TopicMetadata, image: MetadataImage) -> dict[str, Any]:
+def _topic_entry(topic: TopicMetadata, image: MetadataImage) -> dict[str, Any]:
     """A topic's partitions as ``image`` has them."""
     return {
         "error_code": ErrorCode.none,

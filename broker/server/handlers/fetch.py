@@ -49,7 +49,8 @@ async def handle(context: BrokerContext, request: Request) -> EncodedResponse:
     try:
         session = context.fetch_sessions.begin(body, version, privileged=replica_id >= 0)
     except KafkaError as error:  # the session is unknown or out of step: nothing is read
-        return EncodedResponse(encode_fetch_response(version, [], error.code.value), 0)
+        refusal = encode_fetch_response(version, [], error.code.value)
+        return EncodedResponse(refusal, throttle_first=True)
     requested = _authorized(
         context, request, replica_id, _requested(context.store.image, session.topics, version)
     )
@@ -95,7 +96,8 @@ async def handle(context: BrokerContext, request: Request) -> EncodedResponse:
     chunks = encode_fetch_response(
         version, topics, session_id=session_id, node_endpoints=endpoints, throttle_ms=throttle_ms
     )
-    return EncodedResponse(chunks, throttle_ms)
+    # every version served (4+) starts with throttle_time_ms
+    return EncodedResponse(chunks, throttle_ms, throttle_first=True)
 
 
 def _quota_window_bytes(context: BrokerContext, request: Request) -> int:

@@ -6,6 +6,7 @@ needs CREATE on the cluster or on the topic."""
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import replace
 from typing import Any
 
@@ -74,10 +75,11 @@ async def handle(context: BrokerContext, request: Request) -> EncodedResponse:
         topics,
         _cluster_operations(context, request),
     )
-    return EncodedResponse([encoded], 0)
+    return EncodedResponse([encoded], throttle_first=version >= THROTTLE_FROM)
 
 
 _DENIED = ErrorCode.topic_authorization_failed
+THROTTLE_FROM = 3  # the first version whose response starts with throttle_time_ms
 
 
 def _cluster_operations(context: BrokerContext, request: Request) -> int:
@@ -123,7 +125,7 @@ async def _lookup(
             topic = context.store.image.topics[name]
     if topic is None:
         unknown = ErrorCode.unknown_topic_or_partition if name else ErrorCode.unknown_topic_id
-        return _error(version, name, unknown)
+        return _error(version, name, unknown, topic_id)  # Kafka echoes the id asked about
     return _topic(context, topic, context.store.image, version)
 
 
@@ -131,9 +133,13 @@ def _topic(
     context: BrokerContext, topic: TopicMetadata, image: MetadataImage, version: int
 ) -> MetadataTopic:
     partitions = context.metadata_partitions.of(topic, image, version)
-    return MetadataTopic(0, topic.name, topic.topic_id, topic.internal, partitions)
+    return MetadataTopic(
+        ErrorCode.none.value, topic.name, topic.topic_id, topic.internal, partitions
+    )
 
 
-def _error(version: int, name: str | None, code: ErrorCode, topic_id: Any = None) -> MetadataTopic:
+def _error(
+    version: int, name: str | None, code: ErrorCode, topic_id: uuid.UUID | None = None
+) -> MetadataTopic:
     """A topic's entry that carries only an error."""
     return MetadataTopic(code.value, name, topic_id, False, encode_partitions(version, ()))
