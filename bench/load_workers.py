@@ -175,13 +175,13 @@ def produce(connection: Connection, client: Mapping[str, str], job: ProducerJob)
         else:
             failures.append(str(error))
 
+    records = synthetic_records(job.records, job.record_size)
+    if job.keyed:
+        records = ((b"%d" % number, value) for number, (_, value) in enumerate(records))
     connection.send(("ready", None))
     connection.recv()
     progress = Progress("produced", total=job.records)
     clock = PhaseClock()
-    records = synthetic_records(job.records, job.record_size)
-    if job.keyed:
-        records = ((b"%d" % number, value) for number, (_, value) in enumerate(records))
     send_records(producer, job.topic, records, on_delivery=delivered)
     producer.flush()
     moved = clock.moved(progress)
@@ -197,6 +197,7 @@ def produce_transactional(
     every ``job.transaction_ms`` (and the last at the end); acks are the commits."""
     producer = _producer({**client, "transactional.id": f"bench-{uuid.uuid4()}"}, job)
     producer.init_transactions(30)
+    records = synthetic_records(job.records, job.record_size)
     connection.send(("ready", None))
     connection.recv()
     progress = Progress("produced (transactions)", total=job.records)
@@ -204,7 +205,7 @@ def produce_transactional(
     period = job.transaction_ms / 1000
     commit_at = time.monotonic() + period
     producer.begin_transaction()
-    for _, value in synthetic_records(job.records, job.record_size):
+    for _, value in records:
         while True:
             try:
                 producer.produce(job.topic, value)
