@@ -19,7 +19,6 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from kio.index import load_request_schema, load_response_schema
 from kio.serial import entity_writer
 
 from odradek.broker.cluster.peer_security import PLAINTEXT, PeerSecurity
@@ -27,6 +26,7 @@ from odradek.broker.protocol.api_keys import ApiKey
 from odradek.broker.protocol.body_decoding import decode_body
 from odradek.broker.protocol.entity_builder import build_entity
 from odradek.broker.protocol.errors import ErrorCode
+from odradek.broker.protocol.framing import request_schema, response_schema
 
 log = logging.getLogger(__name__)
 
@@ -130,7 +130,7 @@ class PeerConnection:
     async def _send(self, api_key: int, version: int, body: Mapping[str, Any]) -> Any:
         reader, writer = self._reader, self._writer
         assert reader is not None and writer is not None
-        schema = load_request_schema(api_key, version)
+        schema = request_schema(api_key, version)  # cached: kio looks it up by import
         self._correlation_id += 1
         frame = io.BytesIO()
         frame.write(b"\0\0\0\0")
@@ -146,9 +146,9 @@ class PeerConnection:
         async with asyncio.timeout(self._timeout):
             (size,) = _SIZE.unpack(await reader.readexactly(4))
             payload = await reader.readexactly(size)
-        response_schema = load_response_schema(api_key, version)
-        offset = 4 + (1 if response_schema.__header_schema__.__flexible__ else 0)
-        return decode_body(response_schema, payload, offset)
+        answer_schema = response_schema(api_key, version)
+        offset = 4 + (1 if answer_schema.__header_schema__.__flexible__ else 0)
+        return decode_body(answer_schema, payload, offset)
 
     def close(self) -> None:
         if self._writer is not None:
