@@ -71,7 +71,7 @@ async def handle(context: BrokerContext, request: Request) -> EncodedResponse:
         remaining = deadline - loop.time()
         if size >= min_bytes or has_error or remaining <= 0:
             break
-        waiters = _change_waiters(context, requested)
+        waiters = _change_waiters(context, requested, follower=replica_id >= 0)
         if not waiters:
             break
         context.requests.leave(request.connection_id)  # Kafka's fetch purgatory
@@ -284,15 +284,18 @@ def _offsets_or_unknown(context: BrokerContext, topic: str | None, index: int) -
 
 
 def _change_waiters(
-    context: BrokerContext, requested: Sequence[_Requested]
+    context: BrokerContext, requested: Sequence[_Requested], follower: bool
 ) -> list[asyncio.Future[None]]:
+    """What a waiting fetch wakes for: a follower's only for new records or a new state,
+    a consumer's for a high watermark too (it makes records readable)."""
     waiters = []
     for topic in requested:
         if topic.name is None:
             continue
         for item in topic.partitions:
             try:
-                waiters.append(context.replicas.get(topic.name, item.partition).wait_for_change())
+                partition = context.replicas.get(topic.name, item.partition)
             except KafkaError:  # unknown partitions were answered with an error already
                 continue
+            waiters.append(partition.wait_for_growth() if follower else partition.wait_for_change())
     return waiters
