@@ -17,7 +17,7 @@ from odradek.broker.protocol.varint import read_uvarint
 from odradek.broker.protocol.wire_primitives import INT32, array_length, string
 
 FETCH_VERSION = 12
-_TOP = struct.Struct(">iiiibii")  # replica, max wait, min bytes, max bytes, isolation, session
+_TOP = struct.Struct(">iiiibii")  # replica, wait, min and max bytes, isolation, session, epoch
 _POSITION = struct.Struct(">iiqiqi")
 _ANSWER_TOP = struct.Struct(">ihi")  # throttle time, error code, session id
 _PARTITION_HEAD = struct.Struct(">ihqqq")  # index, error, high watermark, LSO, log start
