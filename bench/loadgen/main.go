@@ -166,6 +166,10 @@ func producerOptions(compression, acks string, lingerMs, batch int) ([]kgo.Opt, 
 		kgo.ProducerBatchMaxBytes(int32(batch)),
 		// a keyless record goes to one partition until a batch's worth went there
 		kgo.RecordPartitioner(kgo.UniformBytesPartitioner(batch, true, true, nil)),
+		// the Python producer's queue: librdkafka's 100,000 messages and the 1 GiB of
+		// queue.buffering.max.kbytes it is given (kgo's default of 10,000 records would
+		// hold back small records)
+		kgo.MaxBufferedRecords(100_000),
 		kgo.MaxBufferedBytes(1 << 30),
 	}, nil
 }
