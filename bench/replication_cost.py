@@ -28,6 +28,7 @@ from contextlib import ExitStack
 from pathlib import Path
 
 from confluent_kafka import Producer
+from cprofiled import profiled_brokers, top_functions
 from load_workers import BenchError
 from proc_stats import cpu_split, pinned, total_cpu_seconds
 from running_system import RunningSystem, create_topic
@@ -67,6 +68,8 @@ def main(argv: list[str] | None = None) -> int:
                     tempfile.TemporaryDirectory(prefix=f"replication-{name}-") as workdir,
                     ExitStack() as stack,
                 ):
+                    if args.cprofile:
+                        stack.enter_context(profiled_brokers(args.cprofile / f"{brokers}"))
                     with pinned(broker_cpus):  # the brokers only: the producer runs elsewhere
                         start = STARTERS[name](Path(workdir), brokers, PLAINTEXT)
                         system = stack.enter_context(start)
@@ -90,6 +93,10 @@ def main(argv: list[str] | None = None) -> int:
     }
     print(table(MEASURES, results))
     write_json("replication-cost", context, results)
+    if args.cprofile:
+        for brokers in (1, 3):
+            say(f"where {brokers} broker(s) spent their CPU (cProfile, CPU clock):")
+            print(top_functions(args.cprofile / f"{brokers}"))
     return 0
 
 
@@ -102,6 +109,13 @@ def _parser() -> argparse.ArgumentParser:
         "--idle-partitions", type=int, default=50, help="of the idle topic (default 50)"
     )
     parser.add_argument("--systems", default="odradek,kafka", help="which, in this order")
+    parser.add_argument(
+        "--cprofile",
+        type=Path,
+        metavar="DIR",
+        help="profile Odradek's brokers into DIR (cprofiled.py) and print where their CPU "
+        "went; several times slower, so its figures are not comparable",
+    )
     return parser
 
 
