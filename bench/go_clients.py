@@ -21,6 +21,7 @@ import sys
 import time
 from pathlib import Path
 
+from kafka_dist import CACHE
 from load_workers import PHASE_TIMEOUT_S, BenchError, ConsumerJob, Moved, PhaseResult, ProducerJob
 from proc_stats import total_cpu_seconds
 from running_system import RunningSystem
@@ -28,7 +29,6 @@ from running_system import RunningSystem
 from odradek.cli.produce_command import synthetic_pool
 
 SOURCES = Path(__file__).resolve().parent / "loadgen"
-CACHE = Path.home() / ".cache" / "odradek"
 CODECS = ("none", "lz4")
 
 
