@@ -25,6 +25,7 @@ from pathlib import Path
 
 from compare_chart import write_chart
 from compare_report import Sample, markdown_table, read_json, update_markdown, write_json
+from go_clients import go_consume, go_produce, write_pool
 from java_clients import client_config, java_consume, java_produce, write_payloads
 from kafka_dist import KAFKA_VERSION
 from load_workers import (
@@ -49,6 +50,7 @@ TOPIC = "bench"
 WARM_UP_TOPIC = "warm-up"
 WARM_UP_BYTES = 64 * MIB
 LATENCY_LOAD = 0.5
+GO_KINDS = ("throughput", "catch-up")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -65,6 +67,7 @@ def main(argv: list[str] | None = None) -> int:
         "quick": args.quick,
         "rounds": args.rounds,
         "security": args.security,
+        "clients": args.clients,
         "kafka": KAFKA_VERSION,
         "commit": _git_commit(),
         "cpus": os.cpu_count(),
@@ -83,9 +86,7 @@ def main(argv: list[str] | None = None) -> int:
             for workload in workloads:
                 for system in order:
                     _log(f"round {round_number + 1}/{args.rounds}: {workload.name} on {system}")
-                    samples += _run(
-                        system, workload, round_number, rates, broker_cpus, args.security, tls
-                    )
+                    samples += _run(system, workload, round_number, rates, broker_cpus, args, tls)
     except BenchError as error:
         print(f"bench: error: {error}", file=sys.stderr)
         return 1
@@ -120,13 +121,22 @@ def _parser() -> argparse.ArgumentParser:
         choices=PROTOCOLS,
         help="the clients' listener on both systems (default PLAINTEXT); each has its own table",
     )
+    parser.add_argument(
+        "--clients",
+        default="python",
+        choices=("python", "go"),
+        help="load generator of the throughput and catch-up workloads: confluent-kafka "
+        "(default) or bench/loadgen (franz-go, PLAINTEXT only); go has its own table",
+    )
     stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
     parser.add_argument(
         "--output", type=Path, default=ROOT / "bench" / "results" / f"compare-{stamp}.json"
     )
     parser.add_argument("--docs", type=Path, default=ROOT / "docs" / "benchmarks.md")
     parser.add_argument(
-        "--chart", type=Path, help="default docs/benchmarks.png, or benchmarks-<security>.png"
+        "--chart",
+        type=Path,
+        help="default docs/benchmarks.png, benchmarks-<security>.png or benchmarks-go-clients.png",
     )
     parser.add_argument(
         "--report-only", type=Path, metavar="JSON", help="rewrite table and chart from a JSON file"
@@ -141,6 +151,8 @@ def _selected(args: argparse.Namespace) -> list[Workload]:
     unknown = set(names) - {w.name for w in WORKLOADS}
     if unknown:
         raise SystemExit(f"unknown workloads: {', '.join(sorted(unknown))}")
+    if args.clients == "go":
+        names = _go_workloads(args, names)
     clustered = [w.name for w in WORKLOADS if w.name in names and w.nodes > 1]
     if args.security != "PLAINTEXT" and clustered:
         # odradek cluster's LocalCluster gives each broker one PLAINTEXT listener.
@@ -156,29 +168,40 @@ def _selected(args: argparse.Namespace) -> list[Workload]:
     return chosen
 
 
+def _go_workloads(args: argparse.Namespace, names: list[str]) -> list[str]:
+    """The workloads the Go load generator runs: throughput and catch-up, over PLAINTEXT."""
+    if args.security != "PLAINTEXT":
+        raise SystemExit("--clients go connects over PLAINTEXT only")
+    kinds = {w.name: w.kind for w in WORKLOADS}
+    others = [name for name in names if kinds[name] not in GO_KINDS]
+    if args.workloads and others:
+        raise SystemExit(f"--clients go runs throughput and catch-up workloads, not: {others}")
+    return [name for name in names if kinds[name] in GO_KINDS]
+
+
 def _run(
     system: str,
     workload: Workload,
     round_number: int,
     rates: dict[tuple[str, str], float],
     broker_cpus: set[int],
-    protocol: str,
+    args: argparse.Namespace,
     tls: dict[str, str],
 ) -> list[Sample]:
-    """Start ``system`` with its clients' listener on ``protocol``, run ``workload``'s
-    phases, stop it; one sample per phase. ``tls`` collects the TLS version and cipher
-    suite each system negotiated."""
+    """Start ``system`` with its clients' listener on ``args.security``, run ``workload``'s
+    phases with ``args.clients``, stop it; one sample per phase. ``tls`` collects the TLS
+    version and cipher suite each system negotiated."""
     with tempfile.TemporaryDirectory(prefix=f"bench-{system}-") as tmp, ExitStack() as stack:
-        security = listener_security(protocol, Path(tmp) / "security")
+        security = listener_security(args.security, Path(tmp) / "security")
         with pinned(broker_cpus):
             running = stack.enter_context(STARTERS[system](Path(tmp), workload.nodes, security))
         _log(f"{system} ready in {running.ready_seconds:.1f} s at {running.bootstrap}")
         if security.tls:
             tls[system] = negotiated_tls(running.bootstrap, security)
-            _log(f"{system} {protocol} listener: {tls[system]}")
+            _log(f"{system} {args.security} listener: {tls[system]}")
         configs = {"min.insync.replicas": "2"} if workload.replication > 1 else {}
         create_topic(running.client, TOPIC, workload.partitions, workload.replication, configs)
-        phases = list(_phases(workload, running, rates, Path(tmp)))
+        phases = list(_phases(workload, running, rates, Path(tmp), args.clients))
         peak_rss = max(peak_rss_bytes(pid) for pid in running.broker_pids)
     samples = []
     for phase, result in phases:
@@ -197,13 +220,17 @@ def _run(
                 p99_ms=p99 * 1e3,
                 p999_ms=p999 * 1e3,
                 cpu_s_per_gb=result.cpu_seconds / (moved.size / 1e9),
+                broker_cpu_pct=100 * result.cpu_seconds / moved.seconds,
+                client_cpu_pct=100 * moved.client_cpu_seconds / moved.seconds,
                 peak_rss_mib=peak_rss / MIB,
                 ready_s=running.ready_seconds,
             )
         )
+        sample = samples[-1]
         _log(
-            f"{system} {workload.name} {phase}: {samples[-1].records_per_s:,.0f} records/s, "
-            f"{samples[-1].mb_per_s:,.1f} MB/s, {samples[-1].cpu_s_per_gb:.2f} CPU s/GB"
+            f"{system} {workload.name} {phase}: {sample.records_per_s:,.0f} records/s, "
+            f"{sample.mb_per_s:,.1f} MB/s, {sample.cpu_s_per_gb:.2f} CPU s/GB, broker CPU "
+            f"{sample.broker_cpu_pct:.0f}%, client CPU {sample.client_cpu_pct:.0f}%"
         )
     if workload.kind == "throughput":
         rates[(system, workload.name)] = samples[0].records_per_s
@@ -211,7 +238,11 @@ def _run(
 
 
 def _phases(
-    workload: Workload, running: RunningSystem, rates: dict[tuple[str, str], float], workdir: Path
+    workload: Workload,
+    running: RunningSystem,
+    rates: dict[tuple[str, str], float],
+    workdir: Path,
+    clients: str,
 ) -> Iterator[tuple[str, PhaseResult]]:
     job = ProducerJob(
         TOPIC,
@@ -246,9 +277,14 @@ def _phases(
         reader = ConsumerJob(TOPIC, job.records, isolation="read_committed")
         yield "consume (read_committed)", run_phase("consume", consume, client, reader, pids)
         return
-    yield "produce", run_phase("produce", produce, client, job, pids)
     read = "catch-up read" if workload.kind == "catch-up" else "consume"
-    yield read, run_phase("consume", consume, client, ConsumerJob(TOPIC, job.records), pids)
+    reader = ConsumerJob(TOPIC, job.records)
+    if clients == "go":
+        yield "produce (Go)", go_produce(running, job, write_pool(workdir / "pool.txt", job))
+        yield f"{read} (Go)", go_consume(running, reader)
+        return
+    yield "produce", run_phase("produce", produce, client, job, pids)
+    yield read, run_phase("consume", consume, client, reader, pids)
 
 
 def _warm_up(workload: Workload, running: RunningSystem) -> None:
@@ -269,7 +305,12 @@ def _write_reports(
 ) -> None:
     load = context.get("load_before"), context.get("load_after")
     security = str(context.get("security", "PLAINTEXT"))
-    label = "" if security == "PLAINTEXT" else security
+    if context.get("clients") == "go":  # over PLAINTEXT only
+        label, qualifier = "Go clients", " with Go clients"
+    elif security != "PLAINTEXT":
+        label, qualifier = security, f" over {security}"
+    else:
+        label, qualifier = "", ""
     preamble = (
         f"Run of {context['started']} (commit {context['commit']}, Kafka {context['kafka']}, "
         f"{context['rounds']} round(s){', --quick' if context['quick'] else ''}) on "
@@ -279,8 +320,9 @@ def _write_reports(
         + _listener(security, context.get("tls"))
     )
     update_markdown(args.docs, markdown_table(samples), preamble, label)
-    chart = args.chart or ROOT / "docs" / f"benchmarks{'-' + label.lower() if label else ''}.png"
-    title = f"Odradek vs Kafka {context['kafka']}{' over ' + label if label else ''}"
+    suffix = "-" + label.lower().replace(" ", "-") if label else ""
+    chart = args.chart or ROOT / "docs" / f"benchmarks{suffix}.png"
+    title = f"Odradek vs Kafka {context['kafka']}{qualifier}"
     write_chart(chart, samples, f"{title} ({context['started']})")
     _log(f"table in {args.docs}, chart in {chart}")
 

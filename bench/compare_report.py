@@ -30,6 +30,10 @@ class Sample:
     cpu_s_per_gb: float
     peak_rss_mib: float
     ready_s: float
+    broker_cpu_pct: float = math.nan
+    """The brokers' CPU time over the phase's, in percent: 100 is their whole CPU."""
+    client_cpu_pct: float = math.nan
+    """The load generator's, likewise: near 100, the client set the pace (NaN: unknown)."""
 
 
 # (field, column title, format, higher is better)
@@ -40,6 +44,8 @@ METRICS = (
     ("p99_ms", "p99 ms", "{:,.1f}", False),
     ("p999_ms", "p99.9 ms", "{:,.1f}", False),
     ("cpu_s_per_gb", "CPU s/GB", "{:,.2f}", False),
+    ("broker_cpu_pct", "broker CPU %", "{:,.0f}", False),
+    ("client_cpu_pct", "client CPU %", "{:,.0f}", False),
     ("peak_rss_mib", "peak RSS MiB", "{:,.0f}", False),
     ("ready_s", "ready s", "{:,.1f}", False),
 )

@@ -7,6 +7,7 @@ system's CPU time between "go" and "done", so client start-up is not measured.
 
 from __future__ import annotations
 
+import math
 import multiprocessing
 import signal
 import struct
@@ -63,18 +64,35 @@ class ConsumerJob:
 
 @dataclass(frozen=True)
 class Moved:
-    """What a phase moved and in how long; latencies in seconds for paced producers."""
+    """What a phase moved and in how long; latencies in seconds for paced producers; the
+    load generator's own CPU seconds meanwhile (NaN where unknown)."""
 
     records: int
     size: int
     seconds: float
     latencies: tuple[float, float, float] | None = None
+    client_cpu_seconds: float = math.nan
 
 
 @dataclass(frozen=True)
 class PhaseResult:
     moved: Moved
     cpu_seconds: float
+
+
+class PhaseClock:
+    """Wall time and this process's CPU time (all its threads) since the phase began."""
+
+    def __init__(self) -> None:
+        self.start = time.perf_counter()
+        self._cpu_start = time.process_time()
+
+    def moved(
+        self, progress: Progress, latencies: tuple[float, float, float] | None = None
+    ) -> Moved:
+        seconds = time.perf_counter() - self.start
+        cpu_seconds = time.process_time() - self._cpu_start
+        return Moved(progress.records, progress.size, seconds, latencies, cpu_seconds)
 
 
 JobT = TypeVar("JobT", ProducerJob, ConsumerJob)
@@ -157,19 +175,19 @@ def produce(connection: Connection, client: Mapping[str, str], job: ProducerJob)
         else:
             failures.append(str(error))
 
-    connection.send(("ready", None))
-    connection.recv()
-    progress = Progress("produced", total=job.records)
-    start = time.monotonic()
     records = synthetic_records(job.records, job.record_size)
     if job.keyed:
         records = ((b"%d" % number, value) for number, (_, value) in enumerate(records))
+    connection.send(("ready", None))
+    connection.recv()
+    progress = Progress("produced", total=job.records)
+    clock = PhaseClock()
     send_records(producer, job.topic, records, on_delivery=delivered)
     producer.flush()
-    seconds = time.monotonic() - start
+    moved = clock.moved(progress)
     if failures:
         raise BenchError(f"{len(failures)} records failed, first: {failures[0]}")
-    connection.send(("done", Moved(progress.records, progress.size, seconds)))
+    connection.send(("done", moved))
 
 
 def produce_transactional(
@@ -179,14 +197,15 @@ def produce_transactional(
     every ``job.transaction_ms`` (and the last at the end); acks are the commits."""
     producer = _producer({**client, "transactional.id": f"bench-{uuid.uuid4()}"}, job)
     producer.init_transactions(30)
+    records = synthetic_records(job.records, job.record_size)
     connection.send(("ready", None))
     connection.recv()
     progress = Progress("produced (transactions)", total=job.records)
-    start = time.monotonic()
+    clock = PhaseClock()
     period = job.transaction_ms / 1000
-    commit_at = start + period
+    commit_at = time.monotonic() + period
     producer.begin_transaction()
-    for _, value in synthetic_records(job.records, job.record_size):
+    for _, value in records:
         while True:
             try:
                 producer.produce(job.topic, value)
@@ -199,8 +218,7 @@ def produce_transactional(
             producer.begin_transaction()
             commit_at = time.monotonic() + period
     producer.commit_transaction(60)
-    seconds = time.monotonic() - start
-    connection.send(("done", Moved(progress.records, progress.size, seconds)))
+    connection.send(("done", clock.moved(progress)))
 
 
 def produce_paced(connection: Connection, client: Mapping[str, str], job: ProducerJob) -> None:
@@ -226,7 +244,8 @@ def produce_paced(connection: Connection, client: Mapping[str, str], job: Produc
     connection.send(("ready", None))
     connection.recv()
     progress = Progress("produced (paced)", total=job.records)
-    start = time.perf_counter()
+    clock = PhaseClock()
+    start = clock.start
     sent = 0
     while sent < job.records:
         due = min(job.records, int((time.perf_counter() - start) * job.rate) + 1)
@@ -240,7 +259,6 @@ def produce_paced(connection: Connection, client: Mapping[str, str], job: Produc
             sent += 1
         producer.poll(max(0.0, start + sent * interval - time.perf_counter()))
     producer.flush()
-    seconds = time.perf_counter() - start
     if failures:
         raise BenchError(f"{len(failures)} records failed, first: {failures[0]}")
     quantiles = (
@@ -248,7 +266,7 @@ def produce_paced(connection: Connection, client: Mapping[str, str], job: Produc
         percentile(latencies, 0.99),
         percentile(latencies, 0.999),
     )
-    connection.send(("done", Moved(progress.records, progress.size, seconds, quantiles)))
+    connection.send(("done", clock.moved(progress, quantiles)))
 
 
 def consume(connection: Connection, client: Mapping[str, str], job: ConsumerJob) -> None:
@@ -268,7 +286,7 @@ def consume(connection: Connection, client: Mapping[str, str], job: ConsumerJob)
     connection.send(("ready", None))
     connection.recv()
     progress = Progress("consumed", total=job.records)
-    start = time.monotonic()
+    clock = PhaseClock()
     consumer.assign([TopicPartition(job.topic, number, OFFSET_BEGINNING) for number in partitions])
     while progress.records < job.records:
         for message in consumer.consume(10_000, 1.0):
@@ -276,6 +294,6 @@ def consume(connection: Connection, client: Mapping[str, str], job: ConsumerJob)
             if error is not None:
                 raise BenchError(str(error))
             progress.add(1, len(message))
-    seconds = time.monotonic() - start
+    moved = clock.moved(progress)
     consumer.close()
-    connection.send(("done", Moved(progress.records, progress.size, seconds)))
+    connection.send(("done", moved))

@@ -22,14 +22,13 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import json
-import math
 import os
 import signal
 import sys
 import tempfile
 import time
 from collections.abc import Mapping
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -40,23 +39,22 @@ from confluent_kafka.admin import (  # type: ignore[attr-defined]
     NewTopic,
 )
 from load_workers import BenchError, ConsumerJob, ProducerJob, consume, produce, run_phase
-from measure import percentile, ratio
+from measure import percentile
 from proc_stats import cpu_split, open_descriptors, pinned, rss_bytes
 from running_system import RunningSystem, topic_settled
+from scale_report import Measure, say, table, write_json
 from secured_listener import PLAINTEXT
 from systems import STARTERS, Starter
 
 from odradek.cli.child_process import wait_until
 
-ROOT = Path(__file__).resolve().parent.parent
 TOPIC = "scale"
 READY_TIMEOUT_S = 900.0
 METADATA_REQUESTS = 20
 CREATE_STEP = 5000
 MIB = 1024 * 1024
 
-# (key, label, higher is better)
-MEASURES = (
+MEASURES: tuple[Measure, ...] = (
     ("create_s", "create the topic (s)", False),
     ("idle_rss_mib", "broker RSS, idle (MiB)", False),
     ("idle_fds", "open descriptors, idle", False),
@@ -81,7 +79,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         for name in args.systems.split(","):
             layout = f"{args.partitions} partitions, {args.brokers} broker(s), RF {replication}"
-            _say(f"== {name}: {layout}")
+            say(f"== {name}: {layout}")
             with tempfile.TemporaryDirectory(prefix=f"scale-{name}-") as workdir:
                 results[name] = _measure(
                     STARTERS[name], Path(workdir), args, replication, broker_cpus
@@ -98,8 +96,8 @@ def main(argv: list[str] | None = None) -> int:
         "record_size": args.record_size,
         "load_average": os.getloadavg(),
     }
-    print(_table(results))
-    _write_json(context, results)
+    print(table(MEASURES, results))
+    write_json("partition-scale", context, results)
     return 0
 
 
@@ -121,10 +119,12 @@ def _measure(
     broker_cpus: set[int],
 ) -> dict[str, float]:
     figures: dict[str, float] = {}
-    with pinned(broker_cpus), start(workdir, args.brokers, PLAINTEXT) as system:
+    with ExitStack() as stack:
+        with pinned(broker_cpus):  # the brokers only: the load runs on the other CPUs
+            system = stack.enter_context(start(workdir, args.brokers, PLAINTEXT))
         # librdkafka gives up on any request after socket.timeout.ms (60 s; at most 300 s)
         admin = AdminClient({**system.client, "log_level": 0, "socket.timeout.ms": 300_000})
-        _say(f"creating {TOPIC} with {args.partitions} partitions")
+        say(f"creating {TOPIC} with {args.partitions} partitions")
         started = time.monotonic()
         _create_in_steps(admin, args.partitions, replication)
         _wait_settled(admin, args.partitions, replication)
@@ -135,16 +135,12 @@ def _measure(
         figures |= _load(system, args)
         figures |= _footprint(system, "loaded")
         for kind, stop in (("restart", _stop_cleanly), ("recovery", _kill)):
-            _say(f"{kind}: stopping every broker, then starting them again")
+            say(f"{kind}: stopping every broker, then starting them again")
             stop(system)
             with pinned(broker_cpus):
                 figures[f"{kind}_s"] = _start_again(system, args.partitions, replication)
-    _say(", ".join(f"{key} {value:.4g}" for key, value in figures.items()))
+    say(", ".join(f"{key} {value:.4g}" for key, value in figures.items()))
     return figures
-
-
-def _say(message: str) -> None:
-    print(f"{time.strftime('%H:%M:%S')} {message}", file=sys.stderr, flush=True)
 
 
 def _create_in_steps(admin: AdminClient, partitions: int, replication: int) -> None:
@@ -244,37 +240,6 @@ def _write_every_partition(client: Mapping[str, str], partitions: int) -> None:
         producer.poll(0)
     if producer.flush(READY_TIMEOUT_S) or failures:
         raise BenchError(f"writes to every partition failed: {failures[:1]}")
-
-
-def _table(results: Mapping[str, Mapping[str, float]]) -> str:
-    systems = list(results)
-    lines = [
-        "| measure | " + " | ".join(systems) + " | Odradek/Kafka |",
-        "|---|" + "---|" * (len(systems) + 1),
-    ]
-    nothing: Mapping[str, float] = {}
-    for key, label, higher_is_better in MEASURES:
-        values = [results[name].get(key, math.nan) for name in systems]
-        better = "higher is better" if higher_is_better else "lower is better"
-        quotient = ratio(
-            results.get("odradek", nothing).get(key, math.nan),
-            results.get("kafka", nothing).get(key, math.nan),
-        )
-        cells = " | ".join(map(_figure, values))
-        lines.append(f"| {label} | {cells} | {quotient:.2f}x ({better}) |")
-    return "\n".join(lines)
-
-
-def _figure(value: float) -> str:
-    return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:.3g}"
-
-
-def _write_json(context: Mapping[str, Any], results: Mapping[str, Mapping[str, float]]) -> None:
-    stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
-    path = ROOT / "bench" / "results" / f"partition-scale-{stamp}.json"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({"context": context, "results": results}, indent=2) + "\n")
-    _say(f"wrote {path}")
 
 
 if __name__ == "__main__":

@@ -64,6 +64,7 @@ WORKLOADS = (
     Workload("java-clients", kind="java"),
     Workload("catch-up", kind="catch-up", batch_size=MIB, size=2048 * MIB),
     Workload("replicated", acks="all", nodes=3),
+    Workload("latency-replicated", acks="all", nodes=3, kind="latency", paced_from="replicated"),
     Workload("transactions", kind="transactions", acks="all"),
 )
 

@@ -24,7 +24,7 @@ import logging
 import secrets
 import uuid
 from collections.abc import Callable, Collection, Mapping
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import quote, unquote
 
@@ -80,6 +80,7 @@ class EtcdMetadataStore:
         self._subscribers = ImageSubscribers()
         self._image = MetadataImage(cluster_id="", controller_id=NO_CONTROLLER)
         self._kvs: dict[str, KeyValue] = {}
+        self._touched: TouchedKeys | None = None  # since the image was built; None: all
         self.seen_revision = 0  # the etcd revision the image has caught up with
         self._lease = 0
         self._tasks: list[asyncio.Task[None]] = []  # the watch first
@@ -455,6 +456,7 @@ class EtcdMetadataStore:
         """Replace the image with one consistent read of the prefix; returns its revision."""
         revision, kvs = await self._client.get_prefix(self._prefix)
         self._kvs = {kv.key: kv for kv in kvs}
+        self._touched = None
         self.seen_revision = revision
         self._rebuild()
         return revision
@@ -473,6 +475,8 @@ class EtcdMetadataStore:
                 async for events in self._client.watch_prefix(self._prefix, revision + 1, endpoint):
                     interrupted = False
                     for event in events:
+                        if self._touched is not None:
+                            self._touched.add(event.kv.key[len(self._prefix) :])
                         if event.deleted:
                             self._kvs.pop(event.kv.key, None)
                         else:
@@ -580,16 +584,60 @@ class EtcdMetadataStore:
         return kv is None or kv.create_revision != self.registration_epoch
 
     def _rebuild(self) -> None:
+        """A new image from the keys. Topics and partitions whose keys did not change are
+        taken from the old image: decoding 10,000 partitions takes ~80 ms, and every leader
+        or ISR change of any partition makes a new image."""
         old = self._image
-        self._image = _image_from(self._prefix, self._kvs)
+        if self._touched is None:  # a whole read: nothing is taken as it was
+            reuse = TopicReuse({}, TouchedKeys())
+        else:
+            reuse = TopicReuse(old.topics, self._touched)
+        self._image = _image_from(self._prefix, self._kvs, reuse)
+        self._touched = TouchedKeys()
         if self.registration_epoch and self._registration_gone():
             self._lose_session("its registration is gone from etcd")
         self._subscribers.publish(old, self._image)
 
 
-def _image_from(prefix: str, kvs: dict[str, KeyValue]) -> MetadataImage:
+@dataclass
+class TouchedKeys:
+    """The topics and partitions whose keys (relative to the prefix) changed."""
+
+    topics: set[str] = field(default_factory=set)
+    partitions: set[tuple[str, int]] = field(default_factory=set)
+
+    def add(self, key: str) -> None:
+        section, _, rest = key.partition("/")
+        if section == "topics":
+            self.topics.add(rest)
+        elif section == "partitions":
+            name, _, index = rest.partition("/")
+            self.topics.add(name)
+            self.partitions.add((name, int(index)))
+
+
+@dataclass(frozen=True)
+class TopicReuse:
+    """What a new image may take from the previous one's ``topics``: the topics none of
+    whose keys were ``touched``, and the other topics' untouched partitions."""
+
+    topics: Mapping[str, TopicMetadata]
+    touched: TouchedKeys
+
+    def topic(self, name: str) -> TopicMetadata | None:
+        return None if name in self.touched.topics else self.topics.get(name)
+
+    def partition(self, name: str, index: int) -> PartitionState | None:
+        previous = self.topics.get(name)
+        if previous is None or index >= len(previous.partitions):
+            return None
+        return None if (name, index) in self.touched.partitions else previous.partitions[index]
+
+
+def _image_from(prefix: str, kvs: dict[str, KeyValue], reuse: TopicReuse) -> MetadataImage:
+    """The image ``kvs`` hold; what ``reuse`` allows is taken as it was, not decoded."""
     brokers: dict[int, BrokerRegistration] = {}
-    topics: dict[str, dict[str, Any]] = {}
+    topics: dict[str, dict[str, Any] | None] = {}  # None: as in ``unchanged``
     states: dict[tuple[str, int], dict[str, Any]] = {}
     configs: dict[str, dict[str, str]] = {}
     group_configs: dict[str, dict[str, str]] = {}
@@ -607,9 +655,11 @@ def _image_from(prefix: str, kvs: dict[str, KeyValue]) -> MetadataImage:
         elif path[0] == "unfenced":
             unfenced[int(path[1])] = int(data)
         elif path[0] == "topics":
-            topics[path[1]] = json.loads(data)
+            topics[path[1]] = None if reuse.topic(path[1]) is not None else json.loads(data)
         elif path[0] == "partitions":
-            states[(path[1], int(path[2]))] = json.loads(data)
+            name, index = path[1], int(path[2])
+            if reuse.topic(name) is None and reuse.partition(name, index) is None:
+                states[(name, index)] = json.loads(data)
         elif path[0] == "configs":
             configs[path[1]] = json.loads(data)
         elif path[0] == "group_configs":
@@ -629,12 +679,18 @@ def _image_from(prefix: str, kvs: dict[str, KeyValue]) -> MetadataImage:
             decoy_secret = data
     image_topics = {}
     for name, item in topics.items():
+        if item is None:
+            image_topics[name] = reuse.topics[name]
+            continue
         partitions = []
         for index in range(item["partitions"]):
             state = states.get((name, index))
-            if state is None:
+            if state is not None:
+                partitions.append(PartitionState.from_json({"partition": index, **state}))
+            elif (kept := reuse.partition(name, index)) is not None:
+                partitions.append(kept)
+            else:
                 break  # written in the same transaction; absent only mid-deletion
-            partitions.append(PartitionState.from_json({"partition": index, **state}))
         image_topics[name] = TopicMetadata(
             name,
             uuid.UUID(item["topic_id"]),

@@ -113,6 +113,7 @@ class Partition:
         self._clock = clock
         self._followers: dict[int, FollowerProgress] = {}
         self._changed: asyncio.Future[None] | None = None
+        self._grown: asyncio.Future[None] | None = None  # not for high watermarks alone
         self.fenced = False  # set while this broker's coordination session is lost
         # The copy growing in another log directory while this replica moves there.
         self.future_log: PartitionLog | None = None
@@ -550,6 +551,16 @@ class Partition:
             self._changed = asyncio.get_running_loop().create_future()
         return self._changed
 
+    def wait_for_growth(self) -> asyncio.Future[None]:
+        """Like ``wait_for_change``, but a high watermark that moves alone does not resolve
+        it: what a follower's fetch waits for, as in Kafka, where only new bytes complete
+        a follower's delayed fetch (else every follower's fetch woke for each high
+        watermark another follower's fetch moved, read everything again and found
+        nothing)."""
+        if self._grown is None:
+            self._grown = asyncio.get_running_loop().create_future()
+        return self._grown
+
     def _maybe_advance_high_watermark(self) -> None:
         if self.state.leader != self._node_id:
             return
@@ -561,9 +572,14 @@ class Partition:
         candidate = min(ends)
         if candidate > self.log.high_watermark:
             self.log.high_watermark = candidate
-            self._notify()
+            self._notify(grown=False)
 
-    def _notify(self) -> None:
+    def _notify(self, grown: bool = True) -> None:
+        """Wake the waiters for any change, and unless only the high watermark moved
+        (``grown`` False), those for growth."""
         if self._changed is not None:
             self._changed.set_result(None)
             self._changed = None
+        if grown and self._grown is not None:
+            self._grown.set_result(None)
+            self._grown = None

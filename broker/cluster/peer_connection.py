@@ -19,7 +19,6 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from kio.index import load_request_schema, load_response_schema
 from kio.serial import entity_writer
 
 from odradek.broker.cluster.peer_security import PLAINTEXT, PeerSecurity
@@ -27,6 +26,7 @@ from odradek.broker.protocol.api_keys import ApiKey
 from odradek.broker.protocol.body_decoding import decode_body
 from odradek.broker.protocol.entity_builder import build_entity
 from odradek.broker.protocol.errors import ErrorCode
+from odradek.broker.protocol.framing import request_schema, response_schema
 
 log = logging.getLogger(__name__)
 
@@ -34,6 +34,7 @@ _HEADER = struct.Struct(">hhi")
 _SIZE = struct.Struct(">i")
 _INT16 = struct.Struct(">h")
 _CLIENT_ID = b"odradek-replica"
+_CLIENT_ID_FIELD = _INT16.pack(len(_CLIENT_ID)) + _CLIENT_ID
 SASL_HANDSHAKE_VERSION = 1
 SASL_AUTHENTICATE_VERSION = 2
 
@@ -63,9 +64,20 @@ class PeerConnection:
         self._used_at = 0.0  # monotonic seconds
 
     async def request(self, api_key: int, version: int, body: Mapping[str, Any]) -> Any:
-        """Send one request and return the decoded response body (kio entity). A connection
-        idle for CLIENT_IDLE_S is opened anew first: the other broker closes those idle for
-        its connections.max.idle.ms (Kafka's clients do the same, a minute earlier)."""
+        """Send one request and return the decoded response body (kio entity)."""
+        await self._connected()
+        return await self._send(api_key, version, body)
+
+    async def request_encoded(self, api_key: int, version: int, body: bytes) -> tuple[bytes, int]:
+        """Send one request whose body is encoded already; the response frame and the
+        offset its body starts at, for a hand-written decoder."""
+        await self._connected()
+        return await self._exchange(api_key, version, body)
+
+    async def _connected(self) -> None:
+        """Connect and log in if need be. A connection idle for CLIENT_IDLE_S is opened anew
+        first: the other broker closes those idle for its connections.max.idle.ms (Kafka's
+        clients do the same, a minute earlier)."""
         if time.monotonic() - self._used_at > CLIENT_IDLE_S:
             self.close()
         self._used_at = time.monotonic()
@@ -83,7 +95,6 @@ class PeerConnection:
             await self._authenticate()
         elif self._reauthenticate_at is not None and time.monotonic() >= self._reauthenticate_at:
             await self._authenticate()
-        return await self._send(api_key, version, body)
 
     async def _authenticate(self) -> None:
         """SaslHandshake and SaslAuthenticate until the exchange completes; nothing without
@@ -128,27 +139,26 @@ class PeerConnection:
         log.debug("logged in to %s:%d with %s", self.host, self.port, mechanism)
 
     async def _send(self, api_key: int, version: int, body: Mapping[str, Any]) -> Any:
+        schema = request_schema(api_key, version)  # cached: kio looks it up by import
+        encoded = io.BytesIO()
+        entity_writer(schema)(encoded, build_entity(schema, body))
+        payload, offset = await self._exchange(api_key, version, encoded.getvalue())
+        return decode_body(response_schema(api_key, version), payload, offset)
+
+    async def _exchange(self, api_key: int, version: int, body: bytes) -> tuple[bytes, int]:
         reader, writer = self._reader, self._writer
         assert reader is not None and writer is not None
-        schema = load_request_schema(api_key, version)
         self._correlation_id += 1
-        frame = io.BytesIO()
-        frame.write(b"\0\0\0\0")
-        frame.write(_HEADER.pack(api_key, version, self._correlation_id))
-        frame.write(_INT16.pack(len(_CLIENT_ID)) + _CLIENT_ID)
-        if schema.__header_schema__.__flexible__:
-            frame.write(b"\0")
-        entity_writer(schema)(frame, build_entity(schema, body))
-        data = frame.getbuffer()
-        _SIZE.pack_into(data, 0, len(data) - 4)
-        writer.write(bytes(data))
+        header = _HEADER.pack(api_key, version, self._correlation_id) + _CLIENT_ID_FIELD
+        if request_schema(api_key, version).__header_schema__.__flexible__:
+            header += b"\0"
+        writer.write(_SIZE.pack(len(header) + len(body)) + header + body)
         await writer.drain()
         async with asyncio.timeout(self._timeout):
             (size,) = _SIZE.unpack(await reader.readexactly(4))
             payload = await reader.readexactly(size)
-        response_schema = load_response_schema(api_key, version)
-        offset = 4 + (1 if response_schema.__header_schema__.__flexible__ else 0)
-        return decode_body(response_schema, payload, offset)
+        flexible = response_schema(api_key, version).__header_schema__.__flexible__
+        return payload, 4 + (1 if flexible else 0)
 
     def close(self) -> None:
         if self._writer is not None:

@@ -26,11 +26,18 @@ from odradek.broker.cluster.peer_security import PLAINTEXT, PeerSecurity
 from odradek.broker.cluster.replication_quota import UNTHROTTLED, ReplicationQuota
 from odradek.broker.protocol.api_keys import ApiKey
 from odradek.broker.protocol.errors import ErrorCode, KafkaError
+from odradek.broker.protocol.replica_fetch import (
+    FETCH_VERSION,
+    FetchedData,
+    FetchPosition,
+    ReplicaFetchRequest,
+    decode_fetch_response,
+    encode_fetch_request,
+)
 from odradek.broker.security.sasl_client import SaslClientError
 
 log = logging.getLogger(__name__)
 
-FETCH_VERSION = 12
 EPOCH_VERSION = 4
 RETRY_BACKOFF_S = 0.2
 WARN_EVERY = 50
@@ -245,7 +252,10 @@ class LeaderFetcher:
             }
         )
         try:
-            response = await connection.request(ApiKey.FETCH, FETCH_VERSION, self._request(fetch))
+            frame = await connection.request_encoded(
+                ApiKey.FETCH, FETCH_VERSION, encode_fetch_request(self._request(fetch))
+            )
+            response = decode_fetch_response(*frame)
         except BaseException:
             self._session.failed()
             raise
@@ -264,37 +274,34 @@ class LeaderFetcher:
         if waiting:
             await asyncio.sleep(RETRY_BACKOFF_S)
 
-    def _request(self, fetch: NextFetch) -> dict[str, Any]:
+    def _request(self, fetch: NextFetch) -> ReplicaFetchRequest:
         settings = self._settings
-        by_topic: dict[str, list[dict[str, Any]]] = {}
+        by_topic: dict[str, list[FetchPosition]] = {}
         for key, (fetch_offset, log_start_offset, epoch) in fetch.sent.items():
             by_topic.setdefault(key.topic, []).append(
-                {
-                    "partition": key.partition,
-                    "current_leader_epoch": epoch,
-                    "fetch_offset": fetch_offset,
-                    "last_fetched_epoch": -1,
-                    "log_start_offset": log_start_offset,
-                    "partition_max_bytes": settings.partition_max_bytes,
-                }
+                FetchPosition(
+                    key.partition,
+                    epoch,
+                    fetch_offset,
+                    log_start_offset,
+                    settings.partition_max_bytes,
+                )
             )
         forgotten: dict[str, list[int]] = {}
         for key in fetch.forgotten:
             forgotten.setdefault(key.topic, []).append(key.partition)
-        return {
-            "replica_id": settings.node_id,
-            "max_wait": settings.max_wait_ms,
-            "min_bytes": 1,
-            "max_bytes": settings.max_bytes,
-            "isolation_level": 0,
-            "session_id": fetch.session_id,
-            "session_epoch": fetch.epoch,
-            "topics": [{"topic": t, "partitions": p} for t, p in by_topic.items()],
-            "forgotten_topics_data": [{"topic": t, "partitions": p} for t, p in forgotten.items()],
-            "rack_id": "",
-        }
+        return ReplicaFetchRequest(
+            settings.node_id,
+            settings.max_wait_ms,
+            1,
+            settings.max_bytes,
+            fetch.session_id,
+            fetch.epoch,
+            by_topic,
+            forgotten,
+        )
 
-    def _apply(self, key: PartitionKey, partition: Partition, result: Any) -> bool:
+    def _apply(self, key: PartitionKey, partition: Partition, result: FetchedData) -> bool:
         """Apply one partition's fetch result; True if it must wait for metadata."""
         code = result.error_code
         if code == ErrorCode.none:

@@ -15,6 +15,7 @@ from odradek.broker.protocol.errors import ErrorCode, KafkaError
 from odradek.broker.server.authorization import RequestAuthorization
 from odradek.broker.server.client_quota_manager import ClientQuotaManager
 from odradek.broker.server.fetch_sessions import FetchSessionCache
+from odradek.broker.server.metadata_partitions import EncodedPartitions
 from odradek.broker.server.metrics import BrokerMetrics
 from odradek.broker.server.producer_ids import ProducerIdAllocator
 from odradek.broker.server.request_queue import RequestQueue
@@ -46,6 +47,8 @@ class BrokerContext:
     requests: RequestQueue = field(init=False)
     # incremental fetch sessions (KIP-227), max.incremental.fetch.session.cache.slots of them
     fetch_sessions: FetchSessionCache = field(init=False)
+    # topics' partitions as Metadata answers encode them, kept with the image
+    metadata_partitions: EncodedPartitions = field(default_factory=EncodedPartitions, repr=False)
     # Resolved configs are cached against the immutable objects they came from.
     _config_cache: tuple[MetadataImage, BrokerConfig] | None = field(default=None, repr=False)
     _topic_configs: dict[str, tuple[TopicMetadata, BrokerConfig, TopicConfig]] = field(

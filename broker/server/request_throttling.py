@@ -12,11 +12,12 @@ import datetime
 import functools
 import time
 from collections.abc import Coroutine, Generator, Mapping
-from dataclasses import fields
+from dataclasses import fields, replace
 from typing import Any
 
 from odradek.broker.protocol.api_keys import ApiKey
 from odradek.broker.protocol.framing import Request, response_schema
+from odradek.broker.protocol.wire_primitives import INT32
 from odradek.broker.server.client_quota_manager import (
     ClientQuotaManager,
     QuotaType,
@@ -64,6 +65,8 @@ async def throttled(
         current_mutation_quota.set(None)
         throttle_ms = max(throttle_ms, mutation.throttle_ms())
     if isinstance(response, EncodedResponse):
+        if throttle_ms > response.throttle_ms and response.throttle_first:
+            response = _with_throttle(response, throttle_ms)
         return response, max(response.throttle_ms, throttle_ms)
     if isinstance(response, Mapping):
         own = _milliseconds(response.get(THROTTLE_FIELD, 0))
@@ -71,6 +74,14 @@ async def throttled(
             response = {**response, THROTTLE_FIELD: throttle_ms}
         return response, max(own, throttle_ms)
     return response, throttle_ms
+
+
+def _with_throttle(response: EncodedResponse, throttle_ms: int) -> EncodedResponse:
+    """``response`` with ``throttle_ms`` in the throttle field its body starts with."""
+    first, *rest = response.chunks
+    assert isinstance(first, bytes), "a body starting with its throttle starts with bytes"
+    return replace(response, chunks=[INT32.pack(throttle_ms) + first[4:], *rest],
+                   throttle_ms=throttle_ms)  # fmt: skip
 
 
 def is_from_follower(request: Request) -> bool:

@@ -28,6 +28,7 @@ from odradek.cli.progress import Progress
 COMPRESSION_TYPES = ["none", "gzip", "snappy", "lz4", "zstd"]
 DEFAULT_SYNTHETIC_SIZE = 100
 _MAX_POOL_BYTES = 16 * 1024 * 1024
+SPREAD_MULTIPLIER = 2_654_435_761  # Knuth's multiplicative hash
 LINGER_MS = 5  # small batches coalesce; lines typed by hand still go out at once
 
 Record = tuple[bytes | None, bytes]
@@ -79,23 +80,31 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def synthetic_records(count: int, size: int) -> Iterator[Record]:
-    """``count`` keyless records of ``size`` bytes: the record number, then text-like words.
+    """``count`` keyless records of ``size`` bytes: the record number, then text-like words
+    cut from ``synthetic_pool(count, size)``, which is built at once (so a benchmark that
+    calls this before its clock starts does not time it)."""
+    return _cut_records(synthetic_pool(count, size), count, size)
 
-    Values are slices of a seeded pool of words drawn Zipf-like from a small
-    vocabulary, spread over more bytes than the codecs' windows, so they
-    compress as text does (lz4 about 2x, zstd about 3.5x): codecs do real work.
-    """
+
+def _cut_records(pool: bytes, count: int, size: int) -> Iterator[Record]:
+    spread = len(pool) - size
+    for number in range(count):
+        prefix = (b"%d " % number)[:size]
+        start = number * SPREAD_MULTIPLIER % spread
+        yield None, prefix + pool[start : start + size - len(prefix)]
+
+
+def synthetic_pool(count: int, size: int) -> bytes:
+    """The text synthetic records are cut from: a seeded pool of words drawn Zipf-like from
+    a small vocabulary, spread over more bytes than the codecs' windows, so records compress
+    as text does (lz4 about 2x, zstd about 3.5x): codecs do real work. Record ``n`` is its
+    number and a space, then the pool from ``n * SPREAD_MULTIPLIER % (len(pool) - size)``."""
     rng = random.Random(0)
     letters = b"abcdefghijklmnopqrstuvwxyz"
     vocabulary = [bytes(rng.choices(letters, k=rng.randint(2, 10))) for _ in range(4096)]
     weights = [1 / rank for rank in range(1, len(vocabulary) + 1)]
     pool_size = min(_MAX_POOL_BYTES, max(64 * 1024, count * size)) + size
-    pool = b" ".join(rng.choices(vocabulary, weights, k=pool_size // 6 + 1))
-    spread = len(pool) - size
-    for number in range(count):
-        prefix = (b"%d " % number)[:size]
-        start = number * 2_654_435_761 % spread  # Knuth's multiplicative hash
-        yield None, prefix + pool[start : start + size - len(prefix)]
+    return b" ".join(rng.choices(vocabulary, weights, k=pool_size // 6 + 1))
 
 
 def line_records(lines: Iterable[bytes], key_separator: str | None) -> Iterator[Record]:

@@ -435,9 +435,12 @@ def test_an_ip_over_its_connection_creation_rate_has_new_connections_held_then_c
     served = [took for ok, took in outcomes if ok]
     closed = [took for ok, took in outcomes if not ok]
     # at most IP_RATE in the first second (the window is at least one sample), the rest
-    # held for Kafka's throttle time and closed unanswered
+    # held for Kafka's throttle time and closed unanswered; that time is (rate - quota) /
+    # quota * window, so a connection arriving when the rate is barely over the quota is
+    # held only milliseconds (one was held 33 ms on a busy machine): only the longest hold
+    # shows the holding
     assert IP_RATE <= len(served) < len(outcomes), outcomes
-    assert closed and all(took > 0.05 for took in closed), outcomes
+    assert closed and max(closed) > 0.05, outcomes
     assert broker.metric("odradek_throttle_time_seconds_total", type="connection_creation") > 0
 
     time.sleep(3)

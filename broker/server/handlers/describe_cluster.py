@@ -11,9 +11,9 @@ from typing import Any
 
 from odradek.broker.protocol.errors import ErrorCode
 from odradek.broker.protocol.framing import Request
+from odradek.broker.protocol.metadata_response import AUTHORIZED_OPERATIONS_OMITTED
 from odradek.broker.security.acl_model import CLUSTER_NAME, AclOperation, ResourceType
 from odradek.broker.server.context import BrokerContext
-from odradek.broker.server.handlers.types import AUTHORIZED_OPERATIONS_OMITTED
 
 BROKER_ENDPOINTS = 1
 CONTROLLER_ENDPOINTS = 2

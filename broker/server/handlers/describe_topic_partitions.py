@@ -11,11 +11,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from odradek.broker.cluster.metadata_image import MetadataImage, TopicMetadata
 from odradek.broker.protocol.errors import ErrorCode
 from odradek.broker.protocol.framing import Request
 from odradek.broker.security.acl_model import AclOperation, ResourceType
 from odradek.broker.server.context import BrokerContext
-from odradek.broker.server.handlers.metadata import error_entry, topic_entry
+from odradek.broker.server.metadata_partitions import partition_entries
 
 
 async def handle(context: BrokerContext, request: Request) -> dict[str, Any]:
@@ -26,7 +27,7 @@ async def handle(context: BrokerContext, request: Request) -> dict[str, Any]:
     if cursor is not None and (
         cursor.partition_index < 0 or (requested and cursor.topic_name not in requested)
     ):
-        invalid = [error_entry(name, ErrorCode.invalid_request) for name in requested]
+        invalid = [_error_entry(name, ErrorCode.invalid_request) for name in requested]
         return {"throttle_time": 0, "topics": invalid, "next_cursor": None}
     limit = max(
         min(
@@ -52,13 +53,13 @@ async def handle(context: BrokerContext, request: Request) -> dict[str, Any]:
     for position, name in enumerate(names):
         topic = image.topics.get(name)
         if name not in describable:
-            topics.append(error_entry(name, ErrorCode.topic_authorization_failed))
+            topics.append(_error_entry(name, ErrorCode.topic_authorization_failed))
             continue
         if topic is None:
-            topics.append(error_entry(name, ErrorCode.unknown_topic_or_partition))
+            topics.append(_error_entry(name, ErrorCode.unknown_topic_or_partition))
             continue
         first = cursor.partition_index if cursor is not None and name == cursor.topic_name else 0
-        entry = topic_entry(topic, image)
+        entry = _topic_entry(topic, image)
         entry["topic_authorized_operations"] = authorization.authorized_operations(
             request, ResourceType.TOPIC, name
         )
@@ -75,3 +76,31 @@ async def handle(context: BrokerContext, request: Request) -> dict[str, Any]:
             next_cursor = {"topic_name": names[position + 1], "partition_index": 0}
             break
     return {"throttle_time": 0, "topics": topics, "next_cursor": next_cursor}
+
+
+def _error_entry(name: str | None, code: ErrorCode) -> dict[str, Any]:
+    """A topic's entry that carries only an error."""
+    return {"error_code": code, "name": name, "topic_id": None, "is_internal": False,
+            "partitions": []}  # fmt: skip
+
+
+def _topic_entry(topic: TopicMetadata, image: MetadataImage) -> dict[str, Any]:
+    """A topic's partitions as ``image`` has them."""
+    return {
+        "error_code": ErrorCode.none,
+        "name": topic.name,
+        "topic_id": topic.topic_id,
+        "is_internal": topic.internal,
+        "partitions": [
+            {
+                "error_code": entry.error_code,
+                "partition_index": entry.index,
+                "leader_id": entry.leader_id,
+                "leader_epoch": entry.leader_epoch,
+                "replica_nodes": entry.replicas,
+                "isr_nodes": entry.isr,
+                "offline_replicas": entry.offline_replicas,
+            }
+            for entry in partition_entries(topic, image)
+        ],
+    }

@@ -49,7 +49,8 @@ async def handle(context: BrokerContext, request: Request) -> EncodedResponse:
     try:
         session = context.fetch_sessions.begin(body, version, privileged=replica_id >= 0)
     except KafkaError as error:  # the session is unknown or out of step: nothing is read
-        return EncodedResponse(encode_fetch_response(version, [], error.code.value), 0)
+        refusal = encode_fetch_response(version, [], error.code.value)
+        return EncodedResponse(refusal, throttle_first=True)
     requested = _authorized(
         context, request, replica_id, _requested(context.store.image, session.topics, version)
     )
@@ -70,7 +71,7 @@ async def handle(context: BrokerContext, request: Request) -> EncodedResponse:
         remaining = deadline - loop.time()
         if size >= min_bytes or has_error or remaining <= 0:
             break
-        waiters = _change_waiters(context, requested)
+        waiters = _change_waiters(context, requested, follower=replica_id >= 0)
         if not waiters:
             break
         context.requests.leave(request.connection_id)  # Kafka's fetch purgatory
@@ -95,7 +96,8 @@ async def handle(context: BrokerContext, request: Request) -> EncodedResponse:
     chunks = encode_fetch_response(
         version, topics, session_id=session_id, node_endpoints=endpoints, throttle_ms=throttle_ms
     )
-    return EncodedResponse(chunks, throttle_ms)
+    # every version served (4+) starts with throttle_time_ms
+    return EncodedResponse(chunks, throttle_ms, throttle_first=True)
 
 
 def _quota_window_bytes(context: BrokerContext, request: Request) -> int:
@@ -282,15 +284,18 @@ def _offsets_or_unknown(context: BrokerContext, topic: str | None, index: int) -
 
 
 def _change_waiters(
-    context: BrokerContext, requested: Sequence[_Requested]
+    context: BrokerContext, requested: Sequence[_Requested], follower: bool
 ) -> list[asyncio.Future[None]]:
+    """What a waiting fetch wakes for: a follower's only for new records or a new state,
+    a consumer's for a high watermark too (it makes records readable)."""
     waiters = []
     for topic in requested:
         if topic.name is None:
             continue
         for item in topic.partitions:
             try:
-                waiters.append(context.replicas.get(topic.name, item.partition).wait_for_change())
+                partition = context.replicas.get(topic.name, item.partition)
             except KafkaError:  # unknown partitions were answered with an error already
                 continue
+            waiters.append(partition.wait_for_growth() if follower else partition.wait_for_change())
     return waiters

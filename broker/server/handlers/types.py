@@ -16,15 +16,15 @@ class EncodedResponse:
     """A response encoded by the handler itself: bytes and file regions, in order.
 
     The chunks hold the body only; the connection adds size and header. No chunks: no
-    response is sent (acks=0), yet ``throttle_ms`` still mutes the connection.
+    response is sent (acks=0), yet ``throttle_ms`` still mutes the connection. A body
+    that starts with its int32 ``throttle_time_ms`` (``throttle_first``: Fetch v1+,
+    Metadata v3+) gets a longer throttle of another quota written there.
     """
 
     chunks: Sequence[bytes | FileRegion]
     throttle_ms: int = 0  # the client quota throttle the body carries
+    throttle_first: bool = False
 
-
-# Kafka's value for "authorized operations were not requested".
-AUTHORIZED_OPERATIONS_OMITTED = -(2**31)
 
 # A plain mapping is built into the response entity of the request's version.
 Response = Mapping[str, Any] | EncodedResponse | None

@@ -7,6 +7,7 @@ import math
 from compare_report import Sample, markdown_table
 from java_clients import parse_consumer_summary, parse_producer_summary
 from measure import Spread, percentile, ratio
+from scale_report import table
 
 
 def test_percentile_is_nearest_rank_without_interpolation() -> None:
@@ -56,3 +57,14 @@ def test_table_has_a_ratio_row_of_medians_per_workload_and_phase() -> None:
     table = markdown_table(samples)
     assert "| w (6p) | produce | odradek | 200 (100..300) |" in table
     assert "| **Odradek/Kafka** | **1.00** | **1.00** | - | - | - | **1.00**" in table
+
+
+def test_scale_table_gives_each_measure_its_ratio_and_direction() -> None:
+    measures = (("rss", "RSS (MiB)", False), ("rate", "records/s", True))
+    results = {"odradek": {"rss": 100.0, "rate": 3000.0}, "kafka": {"rss": 400.0}}
+    assert table(measures, results).splitlines() == [
+        "| measure | odradek | kafka | Odradek/Kafka |",
+        "|---|---|---|---|",
+        "| RSS (MiB) | 100 | 400 | 0.25x (lower is better) |",
+        "| records/s | 3,000 | n/a | n/a (higher is better) |",
+    ]

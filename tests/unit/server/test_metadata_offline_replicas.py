@@ -12,7 +12,7 @@ from odradek.broker.cluster.metadata_image import (
     PartitionState,
     TopicMetadata,
 )
-from odradek.broker.server.handlers.metadata import topic_entry
+from odradek.broker.server.metadata_partitions import partition_entries
 
 
 def test_replicas_in_offline_log_dirs_and_of_unregistered_or_fenced_brokers_are_offline() -> None:
@@ -28,6 +28,6 @@ def test_replicas_in_offline_log_dirs_and_of_unregistered_or_fenced_brokers_are_
         unfenced={0: 0, 1: 0},
     ).with_topic(TopicMetadata("t", uuid.uuid4(), states))
 
-    entry = topic_entry(image.topics["t"], image)
+    entries = partition_entries(image.topics["t"], image)
 
-    assert [p["offline_replicas"] for p in entry["partitions"]] == [(0, 2, 3), (2, 3)]
+    assert [p.offline_replicas for p in entries] == [(0, 2, 3), (2, 3)]
