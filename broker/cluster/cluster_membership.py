@@ -46,6 +46,7 @@ class ClusterMembership:
             str(config.get("cluster.name")),
             registration,
             session_s,
+            config.get_int("broker.heartbeat.interval.ms") / 1000,
         )
         self.fetchers = ReplicaFetcherManager(
             FetcherSettings(

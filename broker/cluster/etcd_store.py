@@ -71,12 +71,18 @@ class EtcdMetadataStore:
     """A broker's view of, and writes to, the cluster metadata in etcd."""
 
     def __init__(
-        self, client: EtcdClient, cluster: str, broker: BrokerRegistration, session_ttl_s: int
+        self,
+        client: EtcdClient,
+        cluster: str,
+        broker: BrokerRegistration,
+        session_ttl_s: int,
+        heartbeat_s: float,
     ) -> None:
         self._client = client
         self._prefix = f"/odradek/{cluster}/"
         self._broker = broker
         self._ttl = session_ttl_s
+        self._heartbeat_s = heartbeat_s  # how often the lease is refreshed
         self._subscribers = ImageSubscribers()
         self._image = MetadataImage(cluster_id="", controller_id=NO_CONTROLLER)
         self._kvs: dict[str, KeyValue] = {}
@@ -536,7 +542,12 @@ class EtcdMetadataStore:
         await self._watch(await self._reload_when_etcd_answers())
 
     async def _keep_alive(self, lease: int) -> None:
-        """Refresh ``lease`` every third of its TTL, each member given that long to answer.
+        """Refresh ``lease`` every heartbeat, each member given a third of the TTL to answer.
+
+        A refresh lands at most a heartbeat (plus one member's timeout, when the member
+        tried first stopped answering) after the last, so a stall of the whole machine
+        (etcd's members and this broker at once) costs the session only when it lasts
+        longer than the TTL less that.
 
         The session is lost only when etcd says the lease has expired. While no member
         answers (etcd lost its quorum, or this broker is cut off from it) the broker keeps
@@ -546,12 +557,12 @@ class EtcdMetadataStore:
         learns it lost its session as soon as etcd answers again.
         """
         loop = asyncio.get_running_loop()
-        interval = max(self._ttl / 3, 0.2)
+        member_timeout = max(self._ttl / 3, 0.2)
         unreachable_since: float | None = None
         while True:
             sent = loop.time()
             try:
-                ttl = await self._client.keep_alive(lease, interval)
+                ttl = await self._client.keep_alive(lease, member_timeout)
             except EtcdError as error:
                 if unreachable_since is None:
                     unreachable_since = sent
@@ -560,7 +571,7 @@ class EtcdMetadataStore:
                         "until etcd answers",
                         error,
                     )
-                await asyncio.sleep(min(interval, WATCH_RETRY_S))
+                await asyncio.sleep(min(self._heartbeat_s, WATCH_RETRY_S))
                 continue
             if unreachable_since is not None:
                 log.warning("etcd answers again after %.1f s", sent - unreachable_since)
@@ -568,7 +579,7 @@ class EtcdMetadataStore:
             if ttl <= 0:
                 self._lose_session("etcd says its lease expired")
                 return
-            await asyncio.sleep(max(interval - (loop.time() - sent), 0))
+            await asyncio.sleep(max(self._heartbeat_s - (loop.time() - sent), 0))
 
     def _lose_session(self, reason: str) -> None:
         if not self.session_lost.is_set():

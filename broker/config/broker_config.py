@@ -121,6 +121,7 @@ class BrokerConfig:
         config.inter_broker_listener  # noqa: B018 - validates the listeners now, not at first use
         config.http_listener  # noqa: B018
         _check_queued_bytes(config)
+        _check_heartbeat(config)
         return config
 
     def with_dynamic(self, default: Mapping[str, str], broker: Mapping[str, str]) -> BrokerConfig:
@@ -253,4 +254,17 @@ def _check_queued_bytes(config: BrokerConfig) -> None:
         raise ConfigError(
             f"queued.max.request.bytes: {queued} is below socket.request.max.bytes ({largest});"
             " give 0 or less for no limit"
+        )
+
+
+def _check_heartbeat(config: BrokerConfig) -> None:
+    """A session refreshed no more often than it lasts would lapse between refreshes."""
+    heartbeat, session = (
+        config.get_int("broker.heartbeat.interval.ms"),
+        config.get_int("broker.session.timeout.ms"),
+    )
+    if heartbeat >= session:
+        raise ConfigError(
+            f"broker.heartbeat.interval.ms: {heartbeat} must be less than "
+            f"broker.session.timeout.ms ({session})"
         )

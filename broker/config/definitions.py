@@ -826,6 +826,13 @@ BROKER_CONFIGS = _defs(
         at_least(1000),
     ),
     ConfigDef(
+        "broker.heartbeat.interval.ms",
+        ConfigType.INT,
+        2000,
+        "How often a broker refreshes its etcd session; less than broker.session.timeout.ms.",
+        at_least(10),
+    ),
+    ConfigDef(
         "request.timeout.ms",
         ConfigType.INT,
         30000,

@@ -1,10 +1,11 @@
 """Notices when the broker's event loop stops turning, and says where it is stuck.
 
 While the loop stalls the broker answers no request and refreshes no etcd session: a
-stall as long as ``broker.session.timeout.ms`` costs it its session. The loop beats every
-quarter of the threshold; a thread watches the beat and, once it is a whole threshold
-late, logs the loop thread's stack (where it is stuck); the next beat logs how long the
-stall lasted. A paused process (SIGSTOP) shows as a stall too, as it is one.
+stall as long as ``broker.session.timeout.ms`` less a heartbeat can cost it its session.
+The loop beats every quarter of the threshold; a thread watches the beat and, once it is
+a whole threshold late, logs the loop thread's stack (where it is stuck); the next beat
+logs how long the stall lasted. A paused process (SIGSTOP) shows as a stall too, as it
+is one.
 """
 
 from __future__ import annotations

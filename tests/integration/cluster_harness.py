@@ -33,9 +33,12 @@ from odradek.cli.child_process import wait_until
 from odradek.cli.cluster_state import BrokerInfo, ClusterState, PartitionInfo
 from odradek.cli.etcd_process import EtcdCluster, EtcdProcess, EtcdTls
 
-# Short sessions so that failures are noticed within a few seconds.
+# Short sessions so that failures are noticed within a few seconds, refreshed often enough
+# that a stall of the whole machine (brokers and etcd at once; a busy 2-core machine has
+# them, of a second or more) costs no session unless it lasts 1.75 s.
 FAST_FAILOVER = {
     "broker.session.timeout.ms": "2000",
+    "broker.heartbeat.interval.ms": "250",
     "replica.lag.time.max.ms": "3000",
     "replica.fetch.wait.max.ms": "200",
     "controlled.shutdown.timeout.ms": "15000",

@@ -30,7 +30,11 @@ def topic(name: str, partitions: int) -> TopicMetadata:
 async def whole_read(etcd: EtcdProcess, cluster: str) -> MetadataImage:
     """The image of a broker that has just read everything (nothing taken from before)."""
     reader = EtcdMetadataStore(
-        EtcdClient([etcd.endpoint]), cluster, BrokerRegistration(9, "127.0.0.1", 9099), 10
+        EtcdClient([etcd.endpoint]),
+        cluster,
+        BrokerRegistration(9, "127.0.0.1", 9099),
+        SESSION_TTL_S,
+        SESSION_TTL_S / 3,
     )
     await reader.start()
     try:
@@ -44,7 +48,9 @@ def test_unchanged_topics_and_partitions_are_kept_and_the_image_stays_exact(
 ) -> None:
     async def scenario() -> None:
         broker = BrokerRegistration(1, "127.0.0.1", 9092, directory_id="d1")
-        store = EtcdMetadataStore(EtcdClient([etcd.endpoint]), "reuse", broker, SESSION_TTL_S)
+        store = EtcdMetadataStore(
+            EtcdClient([etcd.endpoint]), "reuse", broker, SESSION_TTL_S, SESSION_TTL_S / 3
+        )
         await store.start()
         try:
             await store.create_topic(topic("big", 50))

@@ -37,6 +37,11 @@ def test_defaults_apply_when_nothing_is_set() -> None:
         ("num.partitions", "0", "num.partitions: 0 is below the minimum 1"),
         ("log.segment.bytes", "-1", "log.segment.bytes"),
         ("queued.max.request.bytes", "1000", "queued.max.request.bytes: 1000 is below"),
+        (
+            "broker.session.timeout.ms",
+            "2000",
+            "broker.heartbeat.interval.ms: 2000 must be less than broker.session.timeout.ms",
+        ),
         ("auto.create.topics.enable", "maybe", "auto.create.topics.enable"),
         ("listeners", "SSL://127.0.0.1:9093", "no advertised listener uses PLAINTEXT"),
         ("listeners", "nonsense", "listeners"),
