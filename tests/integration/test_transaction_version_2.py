@@ -142,10 +142,10 @@ def test_the_java_client_runs_version_2_transactions_across_brokers(
         "kafka-transactions", *server, "describe-producers", "--topic", topic, "--partition", "0"
     )
     [row] = producers.strip().splitlines()[1:]
-    # 3000 records at 1000/s in transactions of 200 ms: 15, fewer when a slow start (the
-    # JVM, initTransactions) lets the perf test's throttler send a catch-up burst; an
-    # epoch that never moved (transaction version 1) stays 0
-    assert int(row.split()[1]) >= 3
+    # 3000 records at 1000/s in transactions of 200 ms: 15, as few as one when a slow start
+    # (the JVM, initTransactions) lets the perf test's throttler send them in a catch-up
+    # burst (a loaded run saw 2); an epoch that never moved (transaction version 1) stays 0
+    assert int(row.split()[1]) >= 1
 
     # the coordinator wrote Kafka's version 1 records of a version 2 client
     coordinator = coordinator_of(Wire(cluster.brokers[0].bootstrap), transactional_id)
