@@ -2,16 +2,18 @@
 
 Layout under ``/odradek/<cluster>/``: ``brokers/<id>`` (leased: the broker's
 liveness), ``controller`` (leased, created with a compare-and-set),
-``controller_epoch``, ``topics/<name>`` (id, replica assignment, configs),
-``partitions/<topic>/<p>`` (leader, leader epoch, ISR), ``unfenced/<id>`` (the
-registration of that broker the controller has unfenced), ``configs/<resource>``
-(dynamic broker configs), ``group_configs/<group>`` (a group's dynamic configs, the group
-id percent-encoded), ``scram/<mechanism>/<user>`` (SCRAM credentials; the user
-name percent-encoded, as Kafka encoded it in ZooKeeper paths), ``acls/<digest>`` (one
-ACL binding each, named by a digest of it), ``quotas/<entity>`` (client quotas, e.g.
-``quotas/client-id=app&user``: a type without a name is its default), ``producer_ids`` and
-``cluster_id``. Every broker keeps a local image of it, fed by one watch; every write
-of partition state is a compare-and-set on the revision the image was built from.
+``controller_epoch``, ``topics/<name>`` (id, partition count, configs),
+``partitions/<topic>/<p>`` (replicas, leader, leader epoch, ISR), ``creating/<topic>``
+(leased: a broker is writing more partition keys of the topic than one transaction
+takes), ``unfenced/<id>`` (the registration of that broker the controller has
+unfenced), ``configs/<resource>`` (dynamic broker configs), ``group_configs/<group>``
+(a group's dynamic configs, the group id percent-encoded), ``scram/<mechanism>/<user>``
+(SCRAM credentials; the user name percent-encoded, as Kafka encoded it in ZooKeeper
+paths), ``acls/<digest>`` (one ACL binding each, named by a digest of it),
+``quotas/<entity>`` (client quotas, e.g. ``quotas/client-id=app&user``: a type without a
+name is its default), ``producer_ids`` and ``cluster_id``. Every broker keeps a local
+image of it, fed by one watch; every write of partition state is a compare-and-set on
+the revision the image was built from.
 """
 
 from __future__ import annotations
@@ -62,6 +64,9 @@ log = logging.getLogger(__name__)
 
 NO_CONTROLLER = -1
 WATCH_RETRY_S = 0.5
+# etcd refuses transactions of more than 128 operations (``--max-txn-ops``); a topic's
+# partition keys beyond this many are written in steps (``_write_partitions``).
+PARTITION_KEYS_PER_TRANSACTION = 120
 # How often the watch is checked against etcd; one that misses a change for this long is
 # restarted on another member.
 WATCH_CHECK_S = 2.0
@@ -216,17 +221,16 @@ class EtcdMetadataStore:
         self._subscribers.subscribe(listener)
 
     async def create_topic(self, topic: TopicMetadata) -> None:
-        ops = [put_op(self._topic_key(topic.name), _encode_topic(topic))]
-        ops += [
-            put_op(self._partition_key(topic.name, state.partition), _encode_partition(state))
-            for state in topic.partitions
-        ]
-        if not await self._client.txn([key_absent(self._topic_key(topic.name))], ops):
+        name = topic.name
+        topic_put = put_op(self._topic_key(name), _encode_topic(topic))
+        if not await self._write_partitions(
+            name, topic.partitions, key_absent(self._topic_key(name)), topic_put
+        ):
             # Created by another broker a moment ago: let callers find it in the image.
             with contextlib.suppress(TimeoutError):
-                await self._wait_for(lambda image: topic.name in image.topics)
-            raise KafkaError(ErrorCode.topic_already_exists, f"topic {topic.name!r} already exists")
-        await self._wait_for(lambda image: topic.name in image.topics)
+                await self._wait_for(lambda image: name in image.topics)
+            raise KafkaError(ErrorCode.topic_already_exists, f"topic {name!r} already exists")
+        await self._wait_for(lambda image: name in image.topics)
 
     async def delete_topic(self, name: str) -> None:
         kv = self._kvs.get(self._topic_key(name))
@@ -319,15 +323,53 @@ class EtcdMetadataStore:
         topic = self._existing_topic(name)
         updated = replace(topic, partitions=topic.partitions + partitions)
         topic_kv = self._kvs[self._topic_key(name)]
-        ops = [put_op(self._topic_key(name), _encode_topic(updated))]
-        ops += [
-            put_op(self._partition_key(name, state.partition), _encode_partition(state))
-            for state in partitions
-        ]
-        if not await self._client.txn([unchanged_since(topic_kv.key, topic_kv.mod_revision)], ops):
+        unchanged = unchanged_since(topic_kv.key, topic_kv.mod_revision)
+        topic_put = put_op(self._topic_key(name), _encode_topic(updated))
+        if not await self._write_partitions(name, partitions, unchanged, topic_put):
             raise KafkaError(ErrorCode.reassignment_in_progress, "the topic changed; try again")
         count = len(updated.partitions)
         await self._wait_for(lambda image: len(image.topics[name].partitions) == count)
+
+    async def _write_partitions(
+        self,
+        name: str,
+        states: tuple[PartitionState, ...],
+        condition: Compare,
+        topic_put: dict[str, Any],
+    ) -> bool:
+        """Put the keys of ``states``, then ``topic_put`` (the topic's key, whose partition
+        count makes them part of the image), while ``condition`` holds and no other such
+        write of the topic is under way; False, having shown nothing, if either fails.
+
+        More keys than one transaction takes (etcd's ``--max-txn-ops``) are put in steps
+        while this broker holds ``creating/<topic>``, leased to its session. Keys left by
+        a broker that died meanwhile are never shown (the topic's key does not count
+        them), and the next such write of the topic puts them again."""
+        puts = [
+            put_op(self._partition_key(name, s.partition), _encode_partition(s)) for s in states
+        ]
+        lock = self._key(f"creating/{name}")
+        if len(puts) < PARTITION_KEYS_PER_TRANSACTION:
+            return await self._client.txn([condition, key_absent(lock)], [topic_put, *puts])
+        token = uuid.uuid4().hex.encode()
+        if not await self._client.txn(
+            [condition, key_absent(lock)], [put_op(lock, token, self._lease)]
+        ):
+            return False
+        held = Compare(lock, "VALUE", token)
+        try:
+            for first in range(0, len(puts), PARTITION_KEYS_PER_TRANSACTION):
+                step = puts[first : first + PARTITION_KEYS_PER_TRANSACTION]
+                if not await self._client.txn([held], step):
+                    raise KafkaError(
+                        ErrorCode.request_timed_out,
+                        f"writing the partitions of {name!r}: this broker's etcd session "
+                        "ended meanwhile; try again",
+                    )
+            return await self._client.txn([held, condition], [topic_put, delete_op(lock)])
+        finally:
+            with contextlib.suppress(EtcdError):  # gone already when the write succeeded
+                await self._client.txn([held], [delete_op(lock)])
 
     async def update_partition(
         self, topic: str, expected: PartitionState, state: PartitionState

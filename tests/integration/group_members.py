@@ -36,6 +36,7 @@ class Member:
 
     def __init__(self, args: list[str], log_path: Path, client_id: str) -> None:
         self.client_id = client_id
+        self.log_path = log_path
         self._log = log_path.open("w")
         self.process = subprocess.Popen(
             [sys.executable, str(RUNNER), *args],
@@ -76,6 +77,11 @@ class Member:
     def snapshot(self) -> tuple[str, list[int], list[str], dict[int, int]]:
         with self._lock:
             return self.member_id, list(self.partitions), list(self.values), dict(self.committed)
+
+    def records_read(self) -> int:
+        """Every delivery so far, redeliveries counted."""
+        with self._lock:
+            return len(self.values)
 
     def snapshot_arrivals(self) -> list[tuple[float, int]]:
         with self._lock:

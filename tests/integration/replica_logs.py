@@ -8,6 +8,7 @@ truncate, including batches above the high watermark.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from itertools import zip_longest
 from pathlib import Path
 from typing import NamedTuple
@@ -62,6 +63,14 @@ def batch_producer(batches: dict[int, bytes], offset: int) -> BatchProducer:
         int.from_bytes(data[43:51], "big", signed=True),
         int.from_bytes(data[51:53], "big", signed=True),
         int.from_bytes(data[53:57], "big", signed=True),
+    )
+
+
+def batch_producers(data_dir: Path, topic: str) -> Callable[[int, int], BatchProducer]:
+    """``batch_producer`` of (partition, offset) in the replicas of ``topic`` under
+    ``data_dir``."""
+    return lambda partition, offset: batch_producer(
+        stored_batches(data_dir, topic, partition), offset
     )
 
 

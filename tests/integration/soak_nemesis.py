@@ -246,8 +246,12 @@ def schedule(rng: random.Random) -> Iterator[Fault]:
         yield from kinds
 
 
-def run_nemesis(target: Target, go_on: Callable[[int, float], bool]) -> Injected:
-    """Faults while ``go_on(faults so far, seconds so far)``; samples before each and at the end."""
+def run_nemesis(
+    target: Target, go_on: Callable[[int, float], bool], readers: Callable[[], str]
+) -> Injected:
+    """Faults while ``go_on(faults so far, seconds so far)``; samples before each and at the
+    end. ``readers`` checks, once the cluster has settled, that the readers of the topic
+    keep up, and says how far they have read."""
     cluster, topic = target.cluster, target.load.topic
     injected, began = Injected(), time.monotonic()
 
@@ -264,11 +268,14 @@ def run_nemesis(target: Target, go_on: Callable[[int, float], bool]) -> Injected
         if not go_on(number, time.monotonic() - began):
             break
         waited = settle()
+        read = readers()
         at, started = time.strftime("%H:%M:%S"), time.monotonic()
         done = fault(target, number)
         injected.faults[fault.__name__] += 1
+        took = time.monotonic() - started
         print(f"{at} fault {number + 1}: {done} "
-              f"({waited:.1f} s to settle + {time.monotonic() - started:.1f} s)")  # fmt: skip
+              f"({waited:.1f} s to settle + {took:.1f} s; before it {read})")  # fmt: skip
     settle()
+    readers()
     injected.seconds = time.monotonic() - began
     return injected

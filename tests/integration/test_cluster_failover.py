@@ -35,9 +35,8 @@ from broker_process import Broker, BrokerStartError, terminate_all
 from cluster_harness import FAST_FAILOVER, Cluster, ClusterFactory
 from kafka_wire import WireClient, build_batch
 from replica_logs import (
-    BatchProducer,
     assert_replicas_identical,
-    batch_producer,
+    batch_producers,
     replicas_summary,
     stored_batches,
 )
@@ -264,10 +263,11 @@ def test_acknowledged_records_survive_leader_and_controller_faults(
     print({r.name: (len(r.acked), len(r.nacked), r.end_line) for r in reports})
     stored = read_partitions(cluster.bootstrap, topic, PARTITIONS, client_config)
 
-    def batch_of(partition: int, offset: int) -> BatchProducer:
-        return batch_producer(stored_batches(cluster.brokers[0].data_dir, topic, partition), offset)
-
-    check_durability(stored, [known_offsets(report) for report in reports], batch_of)
+    check_durability(
+        stored,
+        [known_offsets(report) for report in reports],
+        batch_producers(cluster.brokers[0].data_dir, topic),
+    )
     check_acked_without_offset(stored, reports)
     cluster.wait_until(lambda: cluster.fully_replicated(topic), "all replicas in sync")
     assert_replicas_identical(cluster, topic, PARTITIONS)

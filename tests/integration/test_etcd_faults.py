@@ -38,7 +38,7 @@ import pytest
 from broker_process import unique_name
 from cluster_harness import Cluster
 from kafka_wire import WireClient
-from replica_logs import BatchProducer, assert_replicas_identical, batch_producer, stored_batches
+from replica_logs import assert_replicas_identical, batch_producers
 from tcp_proxy import TcpProxy, proxy_to
 from test_cluster_failover import (
     PRODUCERS,
@@ -388,9 +388,10 @@ def check_load(cluster: Cluster, topic: str, workdir: Path) -> None:
     print({r.name: (len(r.acked), len(r.nacked)) for r in reports})
     stored = read_partitions(cluster.bootstrap, topic, PARTITIONS)
 
-    def batch_of(partition: int, offset: int) -> BatchProducer:
-        return batch_producer(stored_batches(cluster.brokers[0].data_dir, topic, partition), offset)
-
-    check_durability(stored, [known_offsets(report) for report in reports], batch_of)
+    check_durability(
+        stored,
+        [known_offsets(report) for report in reports],
+        batch_producers(cluster.brokers[0].data_dir, topic),
+    )
     check_acked_without_offset(stored, reports)
     assert_replicas_identical(cluster, topic, PARTITIONS)

@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from broker_process import unique_name
 from cluster_harness import Cluster, cluster_pool, running_etcd
 from confluent_kafka.admin import AdminClient, ConfigResource, ResourceType
 from kafka_tools import kafka_tool
@@ -138,6 +139,25 @@ def test_kafka_leader_election_finds_the_preferred_leaders_already_elected(
     )
 
     assert f"Valid replica already elected for partitions {topic}-1" in elected
+
+
+def test_kafka_topics_creates_and_grows_a_topic_past_one_etcd_transaction(cluster: Cluster) -> None:
+    """More partitions than one etcd transaction takes (128 operations): written in steps."""
+    topic = unique_name("wide")
+    server = ("--bootstrap-server", cluster.bootstrap)
+
+    created = kafka_tool("kafka-topics", *server, "--create", "--topic", topic,
+                         "--partitions", "200", "--replication-factor", "3")  # fmt: skip
+    kafka_tool("kafka-topics", *server, "--alter", "--topic", topic, "--partitions", "400")
+    described = kafka_tool("kafka-topics", *server, "--describe", "--topic", topic)
+    produce(cluster.brokers[0], topic, [{"value": b"last", "partition": 399}])
+    latest = kafka_tool("kafka-get-offsets", *server, "--topic", topic, "--partitions", "399")
+
+    assert f"Created topic {topic}." in created
+    assert "PartitionCount: 400\tReplicationFactor: 3" in described, described[:500]
+    led = [line for line in described.splitlines() if "\tLeader: " in line]
+    assert len(led) == 400 and not [line for line in led if "Leader: none" in line], described
+    assert latest.strip() == f"{topic}:399:1"
 
 
 def test_kafka_delete_records_moves_the_low_watermark(cluster: Cluster, tmp_path: Path) -> None:

@@ -7,17 +7,19 @@ sized for the whole run, broker 1 runs under libfaketime, broker 2 reaches etcd 
 proxies it can be cut from. The nemesis (soak_nemesis.py) draws faults from a seeded
 random schedule: SIGKILL of a leader or the controller, SIGSTOP of a leader past the
 session timeout, broker 2 cut off from etcd, an etcd member killed, paused or cut off from
-its peers, etcd's quorum lost, broker 0's disk full, broker 1's clock stepped.
+its peers, etcd's quorum lost, broker 0's disk full, broker 1's clock stepped. Between
+faults the consumer group must keep reading (``GroupProgress``).
 
 ``ODRADEK_SOAK`` sets the length: a duration (``120m``, ``2h``, ``90s``) or a number of
 faults (``1000``); unset, CI's run of ``CI_FAULTS`` faults. ``ODRADEK_SOAK_SEED`` repeats a
-schedule. At the end the report (faults per kind, records acknowledged, lost and
-duplicated, the consumer group's and the mirror's totals, each broker's memory and file
-descriptors over time) is printed and written as JSON to the test's tmp dir and to
-``ODRADEK_SOAK_REPORT`` if set; then nothing acknowledged may be lost or stored twice
-(``check_durability``), the group and the target must hold every acknowledged record, the
-target exactly the source's records, and no broker's memory may have more than doubled past
-``LEAK_FLOOR_BYTES``.
+schedule. At the end the report (faults per kind; records acknowledged, lost, duplicated,
+and resent by librdkafka under a new epoch, a copy no broker can tell, see
+test_durability.resent_under_a_new_epoch; the consumer group's and the mirror's totals;
+each broker's memory and file descriptors over time) is printed and written as JSON to
+the test's tmp dir and to ``ODRADEK_SOAK_REPORT`` if set; then nothing acknowledged may be
+lost or stored twice (``check_durability``), the group and the target must hold every
+acknowledged record, the target exactly the source's records, and no broker's memory may
+have more than doubled past ``LEAK_FLOOR_BYTES``.
 """
 
 from __future__ import annotations
@@ -38,9 +40,12 @@ from typing import Any
 import pytest
 from broker_process import Broker, unique_name
 from cluster_harness import Cluster
+from confluent_kafka import KafkaException
+from confluent_kafka.admin import AdminClient
 from disk_faults import small_filesystem
 from group_members import GROUP_SETTINGS, Member, seen, started_members
 from mirror_harness import MirrorRunner, mirror_document
+from replica_logs import batch_producers
 from soak_nemesis import (
     CLOCK_BROKER,
     CUT_OFF_BROKER,
@@ -61,7 +66,7 @@ from test_cluster_failover import (
     read_producer_report,
 )
 from test_disk_faults import stop_all
-from test_durability import read_partitions
+from test_durability import read_partitions, resent_under_a_new_epoch
 from test_etcd_faults import (
     ETCD_UIDS,
     Load,
@@ -81,6 +86,7 @@ SETUP_AND_CHECKS_S = 600
 RECORD_BYTES = 200  # a stored record with its share of batch header and index (about 140)
 DISK_SLACK_BYTES = 256 << 20
 CATCH_UP_S = 120
+GROUP_LAG_S = 60  # the group reads what was acknowledged before the last fault within this
 LEAK_FACTOR = 2
 LEAK_FLOOR_BYTES = 1 << 30
 HOUR_MS = 3600 * 1000
@@ -142,6 +148,7 @@ class Soak:
     target: Target
     mirror_target: Broker
     consumer: Member
+    group: str
     producers: list[subprocess.Popen[bytes]]
     workdir: Path
 
@@ -163,7 +170,7 @@ def test_every_fault_kind_for_the_soak_length_loses_nothing_and_leaks_nothing(
     print(f"soak of {LENGTH}, seed {seed} (set ODRADEK_SOAK_SEED to repeat)")
     with members_directory() as directory, contextlib.ExitStack() as stack:
         soak = start(stack, directory, tmp_path, random.Random(seed))
-        injected = run_nemesis(soak.target, LENGTH.go_on)
+        injected = run_nemesis(soak.target, LENGTH.go_on, GroupProgress(soak))
         soak.cluster.wait_until(lambda: soak.cluster.fully_replicated(soak.topic), "all in sync")
         time.sleep(1.0)
         exit_codes = stop_all(soak.producers)
@@ -172,6 +179,48 @@ def test_every_fault_kind_for_the_soak_length_loses_nothing_and_leaks_nothing(
         assert exit_codes == [0] * len(PRODUCERS), exit_codes
         check_load(soak.cluster, soak.topic, tmp_path)
         check_copies_and_memory(report)
+
+
+class GroupProgress:
+    """Between faults, the consumer group keeps reading: within GROUP_LAG_S it has read as
+    many records as had been acknowledged when the last check passed."""
+
+    def __init__(self, soak: Soak) -> None:
+        self.soak = soak
+        self.owed = 0
+
+    def __call__(self) -> str:
+        consumer = self.soak.consumer
+        deadline = time.monotonic() + GROUP_LAG_S
+        while (read := consumer.records_read()) < self.owed and consumer.alive:
+            if time.monotonic() > deadline:
+                break
+            time.sleep(0.5)
+        assert read >= self.owed, self.stalled(read)
+        self.owed = self.soak.target.load.acks()
+        return f"the group had read {read:,} records of {self.owed:,} acknowledged"
+
+    def stalled(self, read: int) -> str:
+        consumer = self.soak.consumer
+        member_id, partitions, _, committed = consumer.snapshot()
+        log = consumer.log_path.read_text(errors="replace")[-4000:]
+        return (
+            f"the consumer group read {read:,} records, not the {self.owed:,} acknowledged "
+            f"before the last fault, in {GROUP_LAG_S} s; member alive: {consumer.alive}, id "
+            f"{member_id!r}, partitions {partitions}, committed {committed}; the group: "
+            f"{self.described()}; the member's log ends:\n{log}"
+        )
+
+    def described(self) -> str:
+        """The group as its coordinator describes it, or why it cannot."""
+        admin = AdminClient({"bootstrap.servers": self.soak.cluster.bootstrap, "log_level": 0})
+        try:
+            group = admin.describe_consumer_groups([self.soak.group])[self.soak.group].result(10)
+        except KafkaException as error:
+            return f"not described: {error}"
+        members = [(m.member_id, [tp.partition for tp in m.assignment.topic_partitions])
+                   for m in group.members]  # fmt: skip
+        return f"{group.state} on broker {group.coordinator.id}, members {members}"
 
 
 def start(stack: contextlib.ExitStack, directory: Path, workdir: Path, rng: random.Random) -> Soak:
@@ -193,14 +242,15 @@ def start(stack: contextlib.ExitStack, directory: Path, workdir: Path, rng: rand
     mirror.start()
     members = started_members(workdir)
     stack.callback(next, members, None)  # resumed past its yield, it kills every member
-    consumer = next(members)("confluent-kafka", cluster.bootstrap, topic, unique_name("soak-group"))
+    group = unique_name("soak-group")
+    consumer = next(members)("confluent-kafka", cluster.bootstrap, topic, group)
     producers = stack.enter_context(producer_processes(cluster.bootstrap, topic, workdir))
     rules = stack.enter_context(firewall())
     load = Load(cluster, etcd, topic, workdir)
     # Idempotent producers need etcd for their producer ids: none may start under a fault.
     cluster.wait_until(lambda: load.acks() > 0, "the first records acknowledged")
     target = Target(load, rules, proxies, disk, clock, rng)
-    return Soak(target, mirror_target, consumer, producers, workdir)
+    return Soak(target, mirror_target, consumer, group, producers, workdir)
 
 
 def soak_cluster(
@@ -278,9 +328,14 @@ def build_report(soak: Soak, injected: Injected, seed: int) -> dict[str, Any]:
     reports = [read_producer_report(soak.workdir / f"{name}.report", name) for name in PRODUCERS]
     acked = {(report.name, sequence) for report in reports for sequence in report.acked}
     stored = read_partitions(soak.cluster.bootstrap, soak.topic, PARTITIONS)
-    source = Counter(
-        record_key(value.decode()) for records in stored.values() for _, value in records
-    )
+    places: dict[Key, list[tuple[int, int]]] = defaultdict(list)
+    for partition, records in stored.items():
+        for offset, value in records:
+            places[record_key(value.decode())].append((partition, offset))
+    source = Counter({key: len(at) for key, at in places.items()})
+    copies = {key: at for key, at in places.items() if len(at) > 1}
+    batch_of = batch_producers(soak.cluster.brokers[DISK_FULL_BROKER].data_dir, soak.topic)
+    resent = {key for key, at in copies.items() if resent_under_a_new_epoch(at, batch_of)}
     consumer = copies_of(lambda: consumed(soak), source)
     mirror = copies_of(lambda: mirrored(soak), source)
     return {
@@ -291,7 +346,8 @@ def build_report(soak: Soak, injected: Injected, seed: int) -> dict[str, Any]:
         "faults_total": injected.faults.total(),
         "acknowledged": len(acked),
         "lost": len(acked - source.keys()),
-        "duplicated": sum(count - 1 for count in source.values()),
+        "duplicated": sum(len(at) - 1 for key, at in copies.items() if key not in resent),
+        "resent_by_the_client": sum(len(copies[key]) - 1 for key in resent),
         "consumer_group": copy_figures(consumer, acked, source),
         "mirror": copy_figures(mirror, acked, source),
         "brokers": footprint_summary(injected.samples),
