@@ -538,6 +538,22 @@ class Partition:
     def last_stable_offset(self) -> int:
         return self.log.last_stable_offset
 
+    def fetch_stamp(self, read_committed: bool) -> tuple[object, ...]:
+        """Everything a fetch of this replica is answered from but its own position: while
+        the stamp stands, a fetch at the same position finds what the last one found (fetch
+        sessions skip a partition whose last answer left nothing to send)."""
+        log = self.log
+        return (
+            log,
+            self.state,
+            self.fenced,
+            log.offline,
+            log.log_end_offset,
+            log.high_watermark,
+            log.log_start_offset,
+            log.last_stable_offset if read_committed else -1,
+        )
+
     def aborted_transactions(self, fetch_offset: int, next_offset: int) -> list[AbortedTxn]:
         """The aborted transactions a read_committed consumer needs for the batches it was
         sent, from ``fetch_offset`` up to ``next_offset``."""

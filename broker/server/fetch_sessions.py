@@ -13,7 +13,10 @@ a smaller; a consumer's may evict only sessions over two minutes old), else the 
 without a session. An incremental answer lists a partition when it carries records or an
 error, or its high watermark or log start offset changed since the session last told them,
 or it names a preferred read replica; partitions that sent records move to the back of the
-session, so no partition takes every answer's byte budget.
+session, so no partition takes every answer's byte budget. A partition whose last answer
+left nothing to send is not read again until something a fetch answers from changes
+(``Partition.fetch_stamp``) or its fetcher asks for it anew: most of a follower's or a
+consumer's partitions are idle most of the time.
 """
 
 from __future__ import annotations
@@ -55,6 +58,12 @@ class SessionPartition:
     last_fetched_epoch: int
     told_high_watermark: int = -1
     told_log_start_offset: int = -1
+    read_stamp: tuple[object, ...] | None = None
+    """The partition's ``fetch_stamp`` when this fetch's read of it left nothing to send
+    (the fetcher at the log end, or at the high watermark or last stable offset)."""
+    quiet_stamp: tuple[object, ...] | None = None
+    """``read_stamp`` of the last answer the fetcher was told: while the partition's stamp
+    is that, it is not read again (``quiet``)."""
 
     @classmethod
     def asked(cls, item: Any) -> SessionPartition:
@@ -74,6 +83,7 @@ class SessionPartition:
         self.partition_max_bytes = item.partition_max_bytes
         self.current_leader_epoch = getattr(item, "current_leader_epoch", -1)
         self.last_fetched_epoch = getattr(item, "last_fetched_epoch", -1)
+        self.quiet_stamp = None
 
     def has_news(self, answer: FetchedPartition[Any]) -> bool:
         return (
@@ -84,10 +94,27 @@ class SessionPartition:
             or answer.preferred_read_replica >= 0
         )
 
+    def quiet(self, stamp: tuple[object, ...]) -> FetchedPartition[Any] | None:
+        """The answer of a partition whose fetch would find what it last found, nothing:
+        the one told last time, which is no news; None if it must be read."""
+        if stamp != self.quiet_stamp:
+            return None
+        self.read_stamp = stamp
+        told_high_watermark = self.told_high_watermark
+        return FetchedPartition(
+            self.partition,
+            ErrorCode.none.value,
+            told_high_watermark,
+            told_high_watermark,
+            self.told_log_start_offset,
+        )
+
     def told(self, answer: FetchedPartition[Any]) -> None:
         # after an error, the next answer is news whatever its offsets
         self.told_high_watermark = -1 if answer.error_code else answer.high_watermark
         self.told_log_start_offset = answer.log_start_offset
+        self.quiet_stamp = None if answer.error_code else self.read_stamp
+        self.read_stamp = None
 
 
 @dataclass(frozen=True)

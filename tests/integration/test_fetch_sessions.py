@@ -12,7 +12,8 @@ from typing import Any
 import kafka
 import pytest
 from broker_process import Broker, unique_name
-from cluster_harness import ClusterFactory
+from cluster_harness import Cluster, ClusterFactory
+from confluent_kafka import TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 from kafka_wire import Request, WireClient, build_batch, load_request_schema, nested
 from kio.static.primitive import i8, i32, i32Timedelta, i64
@@ -24,6 +25,7 @@ VERSION = 12
 PARTITIONS = 3
 FETCH_SESSION_ID_NOT_FOUND = 70
 INVALID_FETCH_SESSION_EPOCH = 71
+UNKNOWN_TOPIC_OR_PARTITION = 3
 
 
 def fetch_in_session(
@@ -64,6 +66,22 @@ def fetch_in_session(
             rack_id="",
         ),
     )
+
+
+def log_starts(response: Any) -> dict[int, int]:
+    """partition -> log start offset of each partition answered."""
+    return {
+        int(p.partition_index): int(p.log_start_offset)
+        for t in response.responses
+        for p in t.partitions
+    }
+
+
+def errors(response: Any) -> dict[int, int]:
+    """partition -> error code of each partition answered."""
+    return {
+        int(p.partition_index): p.error_code.value for t in response.responses for p in t.partitions
+    }
 
 
 def answered(response: Any) -> dict[int, tuple[int, int]]:
@@ -126,6 +144,34 @@ def test_a_session_answers_only_the_partitions_with_news(broker: Broker, topic: 
     assert broker.metric("odradek_fetch_sessions") == sessions_before
 
 
+def test_a_quiet_partition_is_answered_again_once_it_changes(broker: Broker, topic: str) -> None:
+    """A session does not read again a partition whose last answer left nothing to send,
+    until something its answer shows changes: its log start, its records, its topic."""
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap, "log_level": 0})
+    for partition in range(PARTITIONS):
+        for value in (b"a", b"b"):
+            produce(broker, topic, partition, value)
+    with WireClient.to(broker.bootstrap, timeout=20) as wire:
+        full = wire.call(*fetch_in_session(topic, {0: 2, 1: 2, 2: 2}, 0, 0))
+        session = int(full.session_id)
+        assert answered(full) == {0: (2, 0), 1: (2, 0), 2: (2, 0)}
+        assert answered(wire.call(*fetch_in_session(topic, {}, session, 1))) == {}
+
+        trimmed = TopicPartition(topic, 1, 1)
+        admin.delete_records([trimmed])[trimmed].result(30)
+        after_trim = wire.call(*fetch_in_session(topic, {}, session, 2))
+        assert log_starts(after_trim) == {1: 1}
+        assert answered(wire.call(*fetch_in_session(topic, {}, session, 3))) == {}
+
+        produce(broker, topic, 2, b"c")
+        news = answered(wire.call(*fetch_in_session(topic, {}, session, 4)))
+        assert list(news) == [2] and news[2][0] == 3 and news[2][1] > 0
+
+        admin.delete_topics([topic])[topic].result(30)
+        gone = wire.call(*fetch_in_session(topic, {}, session, 5))
+        assert errors(gone) == dict.fromkeys(range(PARTITIONS), UNKNOWN_TOPIC_OR_PARTITION)
+
+
 def test_kafka_python_consumes_through_an_incremental_session(
     broker: Broker, topic: str, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -180,3 +226,25 @@ def test_followers_replicate_through_fetch_sessions(cluster_factory: ClusterFact
     # every follower replica is in its leader's session with it: 6 partitions, 2 followers
     held = sum(b.metric("odradek_fetch_session_partitions") for b in cluster.brokers.values())
     assert held == 12
+
+
+def test_idle_followers_stay_in_sync_while_their_sessions_skip_every_partition(
+    cluster_factory: ClusterFactory,
+) -> None:
+    """Followers at the log end of idle partitions send fetches the leader answers without
+    reading; the leader still counts each one as the follower caught up, so no ISR shrinks
+    after twice replica.lag.time.max.ms of nothing to replicate."""
+    cluster = cluster_factory(brokers=3)
+    topic = cluster.create_topic(6, 3, TOPIC_CONFIGS, prefix="idle-followers")
+    produce_acked(cluster.bootstrap, topic, 300)
+    cluster.wait_until(lambda: cluster.fully_replicated(topic), "all replicas in sync")
+    lag_s = int(cluster.brokers[0].settings["replica.lag.time.max.ms"]) / 1000
+    shrinks_before = shrinks(cluster)
+    time.sleep(2 * lag_s + 1)
+    assert shrinks(cluster) == shrinks_before
+    isrs = {p: cluster.partition(topic, p).isr for p in range(6)}
+    assert all(len(isr) == 3 for isr in isrs.values()), isrs
+
+
+def shrinks(cluster: Cluster) -> float:
+    return sum(broker.metric("odradek_isr_shrinks_total") for broker in cluster.brokers.values())

@@ -23,6 +23,7 @@ from odradek.broker.protocol.framing import Request
 from odradek.broker.security.acl_model import AclOperation, ResourceType
 from odradek.broker.server.client_quota_manager import QuotaType
 from odradek.broker.server.context import BrokerContext
+from odradek.broker.server.fetch_sessions import SessionPartition
 from odradek.broker.server.handlers.errors import error_of
 from odradek.broker.server.handlers.types import EncodedResponse
 from odradek.broker.server.leader_locator import current_leader, leader_endpoints
@@ -185,12 +186,22 @@ def _read_partition(
     leader or (Fetch v11+, KIP-392) any replica; followers read to the leader's log end."""
     committed_only = replica_id < 0
     topic = requested.name
+    # a fetch session's partition, unless the consumer reads from its rack's replica
+    session_item = item if isinstance(item, SessionPartition) and not rack_id else None
+    if session_item is not None:
+        session_item.read_stamp = None
     try:
         if topic is None:
             raise KafkaError(ErrorCode.unknown_topic_id)
         if requested.denied:
             raise KafkaError(ErrorCode.topic_authorization_failed)
         partition = context.replicas.get(topic, item.partition)
+        if session_item is not None:
+            quiet = session_item.quiet(partition.fetch_stamp(read_committed))
+            if quiet is not None:
+                if not committed_only:  # the follower is still in step: keep it in the ISR
+                    partition.record_follower_fetch(replica_id, item.fetch_offset)
+                return quiet, -1
         epoch = getattr(item, "current_leader_epoch", -1)
         if committed_only and rack_id and not partition.is_leader:
             partition.check_follower(epoch)
@@ -211,6 +222,9 @@ def _read_partition(
         )
         if throttled:
             context.leader_quota.record(result.size)
+        if session_item is not None and _at_the_end(partition, item.fetch_offset, replica_id,
+                                                    read_committed, result.size):  # fmt: skip
+            session_item.read_stamp = partition.fetch_stamp(read_committed)
     except Exception as error:  # every failure becomes this partition's error code
         code, _ = error_of(error)
         known = None if requested.denied else topic  # nothing about a topic it may not read
@@ -235,6 +249,21 @@ def _read_partition(
         aborted_transactions=aborted,
     )
     return answer, result.next_offset
+
+
+def _at_the_end(
+    partition: Partition, fetch_offset: int, replica_id: int, read_committed: bool, sent: int
+) -> bool:
+    """Whether a read sent nothing because its fetcher is at the end of what it may read:
+    a follower at the log end, a consumer at the high watermark (read_committed: the last
+    stable offset)."""
+    if sent:
+        return False
+    if replica_id >= 0:
+        end = partition.log_end_offset
+    else:
+        end = partition.last_stable_offset if read_committed else partition.high_watermark
+    return fetch_offset >= end
 
 
 def _throttled(context: BrokerContext, topic: str, partition: Partition, replica: int) -> bool:
