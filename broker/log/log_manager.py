@@ -15,7 +15,7 @@ import re
 import shutil
 import time
 import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Executor
 from pathlib import Path
 
@@ -167,24 +167,48 @@ class LogManager:
                 f"{topic}-{partition}: its log may be in an offline log directory ({offline})",
             )
         if log is None:
-            log_dir = self._preferred.pop(key, None) or self._least_loaded_dir()
-            directory = log_dir / partition_dir_name(topic, partition)
-            log = PartitionLog.open(directory, config, clock=self._clock, failures=self.failures)
+            [directory] = self.place([key])
+            log = self.open_new(directory, config)
             self._logs[key] = log
         log.config = config
         return log
 
-    def _least_loaded_dir(self) -> Path:
-        """The online directory holding fewest partitions (KAFKA_STORAGE_ERROR if none)."""
+    def place(self, keys: Sequence[Key]) -> list[Path]:
+        """Where the new logs of ``keys`` go: the directory asked for each (AlterReplicaLogDirs
+        before the replica existed), else the online one holding fewest partitions, counting
+        those placed before it (KAFKA_STORAGE_ERROR if every directory is offline)."""
         online = self.online_log_dirs
         if not online:
             raise KafkaError(ErrorCode.kafka_storage_error, "every log directory is offline")
-        if len(online) == 1:
-            return online[0]  # without counting: creating n partitions would cost n**2
         counts = dict.fromkeys(online, 0)
-        for log in self._logs.values():
-            counts[log.directory.parent] = counts.get(log.directory.parent, 0) + 1
-        return min(online, key=lambda log_dir: counts[log_dir])
+        if len(online) > 1:  # else without counting: creating n partitions would cost n**2
+            for log in self._logs.values():
+                counts[log.directory.parent] = counts.get(log.directory.parent, 0) + 1
+        placed = []
+        for key in keys:
+            log_dir = self._preferred.pop(key, None) or min(online, key=lambda d: counts[d])
+            counts[log_dir] = counts.get(log_dir, 0) + 1
+            placed.append(log_dir / partition_dir_name(*key))
+        return placed
+
+    def open_new(self, directory: Path, config: LogConfig, leader_epoch: int = -1) -> PartitionLog:
+        """Create the log ``place`` put in ``directory``, leading from ``leader_epoch`` (if
+        not -1), without adding it to this manager (``adopt`` does): safe on any thread.
+        An I/O error takes the log directory offline (KAFKA_STORAGE_ERROR)."""
+        try:
+            log = PartitionLog.open(directory, config, clock=self._clock, failures=self.failures)
+            if leader_epoch >= 0:
+                log.start_leader_epoch(leader_epoch)
+        except OSError as error:
+            raise self.failures.fail(
+                directory.parent, f"creating {directory.name}", error
+            ) from None
+        return log
+
+    def adopt(self, topic: str, partition: int, log: PartitionLog, config: LogConfig) -> None:
+        """Serve ``log``, made by ``open_new``, as the partition's, under ``config``."""
+        log.config = config
+        self._logs[(topic, partition)] = log
 
     @property
     def online_log_dirs(self) -> tuple[Path, ...]:

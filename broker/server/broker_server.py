@@ -251,6 +251,7 @@ class BrokerServer:
             await self._membership.stop()
         if self.context is not None:
             await self.context.replicas.log_dir_mover.stop()
+            await self.context.replicas.stop()
         if self._logs is not None:
             self._logs.close_all()
         for lock_file in self._lock_files:

@@ -24,8 +24,10 @@ async def create_topic(
     assignments: Mapping[int, Sequence[int]] | None = None,
     configs: Mapping[str, str | None] | None = None,
     validate_only: bool = False,
+    settle_s: float = 0.0,
 ) -> TopicMetadata:
-    """Plan (and unless ``validate_only``, create) a topic; -1 takes the broker default."""
+    """Plan (and unless ``validate_only``, create) a topic; -1 takes the broker default.
+    Waits up to ``settle_s`` for this broker's replicas of it to have their logs."""
     if assignments and (partitions != -1 or replication_factor != -1):
         raise KafkaError(
             ErrorCode.invalid_request,
@@ -50,6 +52,7 @@ async def create_topic(
     if not validate_only:
         record_mutations(len(topic.partitions))
         await context.store.create_topic(topic)
+        await context.replicas.settled(settle_s)
         log.info(
             "created topic %s with %d partitions",
             name,
@@ -65,8 +68,10 @@ async def add_partitions(
     count: int,
     assignments: Sequence[Sequence[int]] | None = None,
     validate_only: bool = False,
+    settle_s: float = 0.0,
 ) -> None:
-    """Grow ``name`` to ``count`` partitions (CreatePartitions)."""
+    """Grow ``name`` to ``count`` partitions (CreatePartitions); waits up to ``settle_s``
+    for this broker's new replicas to have their logs."""
     topic = context.store.image.topics.get(name)
     if topic is None:
         raise KafkaError(ErrorCode.unknown_topic_or_partition, f"no topic {name!r}")
@@ -74,6 +79,7 @@ async def add_partitions(
     if not validate_only:
         record_mutations(len(partitions))
         await context.store.add_partitions(name, partitions)
+        await context.replicas.settled(settle_s)
         log.info("topic %s now has %d partitions", name, count, extra={"topic": name})
 
 

@@ -22,6 +22,7 @@ from kafka.admin import ConfigResource as KafkaPythonResource
 from kafka.admin import ConfigResourceType, KafkaAdminClient
 from kafka.admin import NewPartitions as KafkaNewPartitions
 from kafka.structs import TopicPartition as KafkaTopicPartition
+from kafka_wire import WireClient, build_batch
 
 TIMEOUT = 10
 
@@ -140,6 +141,21 @@ def test_create_partitions_grows_a_topic_and_refuses_shrinking(broker: Broker) -
     with pytest.raises(KafkaException) as raised:
         admin.create_partitions([NewPartitions(name, 3)])[name].result(TIMEOUT)
     assert raised.value.args[0].name() == "INVALID_PARTITIONS"
+
+
+def test_a_large_topic_takes_writes_once_created_and_grown_within_the_timeout(
+    broker: Broker,
+) -> None:
+    """The logs of most of its replicas are made off the event loop, after the topic is in
+    the metadata; CreateTopics and CreatePartitions answer once they exist (or their
+    timeout passes, Kafka's meaning of it), so the last partition takes a write at once."""
+    admin = _admin(broker)
+    name = unique_name("large")
+    admin.create_topics([NewTopic(name, 400, 1)], request_timeout=60)[name].result(90)
+    with WireClient.to(broker.bootstrap) as wire:
+        assert wire.produce(name, 399, bytes(build_batch([b"last"]))).error_code.value == 0
+        admin.create_partitions([NewPartitions(name, 700)], request_timeout=60)[name].result(90)
+        assert wire.produce(name, 699, bytes(build_batch([b"grown"]))).error_code.value == 0
 
 
 def test_describe_cluster_names_this_broker_as_controller(broker: Broker) -> None:

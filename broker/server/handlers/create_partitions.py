@@ -20,14 +20,20 @@ async def handle(context: BrokerContext, request: Request) -> dict[str, Any]:
     return {
         "throttle_time": 0,
         "results": [
-            await _grow(context, topic, body.validate_only, topic.name in alterable)
+            await _grow(
+                context,
+                topic,
+                body.validate_only,
+                topic.name in alterable,
+                body.timeout.total_seconds(),
+            )
             for topic in body.topics
         ],
     }
 
 
 async def _grow(
-    context: BrokerContext, topic: Any, validate_only: bool, alterable: bool
+    context: BrokerContext, topic: Any, validate_only: bool, alterable: bool, timeout_s: float
 ) -> dict[str, Any]:
     async def answer() -> dict[str, Any]:
         if not alterable:
@@ -35,7 +41,9 @@ async def _grow(
                 ErrorCode.topic_authorization_failed, "The topic authorization is failed."
             )
         assignments = [entry.broker_ids for entry in topic.assignments or ()]
-        await add_partitions(context, topic.name, topic.count, assignments, validate_only)
+        await add_partitions(
+            context, topic.name, topic.count, assignments, validate_only, settle_s=timeout_s
+        )
         return {}
 
     return {"name": topic.name, **await awaited_answer_or_error(answer, {}, "error_message")}

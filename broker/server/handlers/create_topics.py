@@ -31,18 +31,23 @@ async def handle(context: BrokerContext, request: Request) -> dict[str, Any]:
     )
     results = [
         await _create(context, item, body.validate_only, item.name in creatable,
-                      item.name in describable)
+                      item.name in describable, body.timeout.total_seconds())
         for item in body.topics
     ]  # fmt: skip
     return {"throttle_time": 0, "topics": results}
 
 
 async def _create(
-    context: BrokerContext, item: Any, validate_only: bool, creatable: bool, describable: bool
+    context: BrokerContext,
+    item: Any,
+    validate_only: bool,
+    creatable: bool,
+    describable: bool,
+    timeout_s: float,
 ) -> dict[str, Any]:
     failed = {"topic_id": None, "num_partitions": -1, "replication_factor": -1, "configs": None}
     outcome = await awaited_answer_or_error(
-        lambda: _created(context, item, validate_only, creatable, describable),
+        lambda: _created(context, item, validate_only, creatable, describable, timeout_s),
         failed,
         "error_message",
     )
@@ -50,8 +55,15 @@ async def _create(
 
 
 async def _created(
-    context: BrokerContext, item: Any, validate_only: bool, creatable: bool, describable: bool
+    context: BrokerContext,
+    item: Any,
+    validate_only: bool,
+    creatable: bool,
+    describable: bool,
+    timeout_s: float,
 ) -> dict[str, Any]:
+    """The topic, once this broker's replicas of it have their logs or ``timeout_s`` (the
+    request's, as Kafka's controller waits for its creation) has passed."""
     if not creatable:
         raise KafkaError(ErrorCode.topic_authorization_failed, "Authorization failed.")
     topic = await create_topic(
@@ -62,6 +74,7 @@ async def _created(
         {entry.partition_index: entry.broker_ids for entry in item.assignments},
         {entry.name: entry.value for entry in item.configs},
         validate_only,
+        settle_s=timeout_s,
     )
     return {
         "topic_id": topic.topic_id,
