@@ -22,6 +22,7 @@ from odradek.broker.cluster.replica_manager import ReplicaManager
 from odradek.broker.protocol.errors import ErrorCode, KafkaError
 
 log = logging.getLogger(__name__)
+LOAD_RETRY_S = 1.0
 
 
 def java_string_hashcode(text: str) -> int:
@@ -109,16 +110,22 @@ class CoordinatorPartitions:
         return any(not ownership.loaded for ownership in self._owned.values())
 
     async def _load(self, partition: Partition, ownership: _Ownership) -> None:
-        try:
-            install = await load_state(partition, self._load_state, self._loader)
-        except Exception:
-            # the partition stays "loading": its keys' clients keep retrying, visibly
-            log.exception("cannot load %s", partition.key)
+        """Load the partition's state; a load that fails is tried again every
+        LOAD_RETRY_S while this broker leads it (meanwhile its keys' clients get
+        COORDINATOR_LOAD_IN_PROGRESS and retry)."""
+        index = partition.key.partition
+        while self._owned.get(index) is ownership:
+            try:
+                install = await load_state(partition, self._load_state, self._loader)
+                if self._owned.get(index) is not ownership:
+                    return  # leadership moved on while reading
+                install()
+            except Exception:
+                log.exception("cannot load %s; trying again in %g s", partition.key, LOAD_RETRY_S)
+                await asyncio.sleep(LOAD_RETRY_S)
+                continue
+            ownership.loaded = True
             return
-        if self._owned.get(partition.key.partition) is not ownership:
-            return  # leadership moved on while reading
-        install()
-        ownership.loaded = True
 
     async def close(self) -> None:
         for task in list(self._loads):

@@ -4,7 +4,8 @@ Reading a large ``__consumer_offsets`` partition once took the loop for seconds,
 enough for the broker to lose its etcd session. Now the records are decoded and replayed
 in a worker thread while the loop reads the log a chunk at a time, so the loop turns
 between chunks; and a log appended to while it was read is read again, so the state
-installed is that of the whole log.
+installed is that of the whole log. A load that fails is tried again while the broker
+leads the partition (it once stayed "loading" until leadership moved).
 """
 
 from __future__ import annotations
@@ -15,6 +16,10 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import pytest
+from one_broker import one_broker
+
+from odradek.broker.cluster import coordinator_partitions
 from odradek.broker.cluster.coordinator_log import (
     READ_CHUNK_BYTES,
     LoggedItem,
@@ -24,6 +29,7 @@ from odradek.broker.cluster.coordinator_log import (
 from odradek.broker.cluster.metadata_image import PartitionState
 from odradek.broker.cluster.partition import Partition, PartitionKey
 from odradek.broker.log import LogConfig, PartitionLog
+from odradek.broker.protocol.errors import ErrorCode, KafkaError
 from odradek.broker.protocol.record_codec import BatchSpec, Record, encode_batch
 
 LEADER = 0
@@ -111,3 +117,35 @@ def test_records_appended_while_the_log_is_read_are_in_the_state_installed(
         return seen
 
     assert asyncio.run(scenario()) == [b"first", b"second"]
+
+
+def test_a_load_that_fails_is_tried_again_while_the_partition_is_led(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(coordinator_partitions, "LOAD_RETRY_S", 0.05)
+    attempts: list[PartitionKey] = []
+
+    def load(key: PartitionKey, records: Iterable[LoggedItem]) -> Callable[[], None]:
+        attempts.append(key)
+        if len(attempts) == 1:
+            raise OSError(5, "a read failed")
+        return lambda: None
+
+    async def scenario() -> None:
+        async with one_broker(tmp_path, "coordinated", partitions=1) as broker:
+            partitions = coordinator_partitions.CoordinatorPartitions(
+                "coordinated", broker.store, broker.replicas, lambda key, count: 0, load,
+                lambda index: None, lambda: 1, 1000,
+            )  # fmt: skip
+            partitions.start()
+            with pytest.raises(KafkaError) as loading:
+                partitions.check_owned("a group")
+            assert loading.value.code is ErrorCode.coordinator_load_in_progress
+            async with asyncio.timeout(5):
+                while partitions.loading:
+                    await asyncio.sleep(0.01)
+            partitions.check_owned("a group")
+            assert len(attempts) == 2
+            await partitions.close()
+
+    asyncio.run(scenario())
