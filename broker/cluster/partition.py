@@ -85,6 +85,9 @@ class VerificationGuard:
     """The highest epoch verified under it."""
     epoch_bumps: bool
     """Transaction version 2: the previous transaction's marker carries the next epoch."""
+    lowest_sequence: int
+    """The lowest base sequence verified under it in ``epoch``: a batch after it cannot
+    open the transaction here (that batch's retry must come first)."""
 
 
 @dataclass(frozen=True)
@@ -213,6 +216,14 @@ class Partition:
                         ErrorCode.invalid_txn_state,
                         "the batch would open a transaction its coordinator has not confirmed",
                     )
+                if opener is not None and guard is not None:
+                    sequence = read_header(records).base_sequence
+                    if sequence > guard.lowest_sequence:
+                        raise KafkaError(
+                            ErrorCode.out_of_order_sequence_number,
+                            f"producer {opener[0]} sequence {sequence} would open a transaction "
+                            f"before sequence {guard.lowest_sequence}, seen first",
+                        )
             info = self.log.append_as_leader(records, epoch)
             if opener is not None:
                 del self._verification_guards[opener[0]]
@@ -236,14 +247,20 @@ class Partition:
         return header.producer_id, header.producer_epoch
 
     def verification_guard(
-        self, producer_id: int, epoch: int, epoch_bumps: bool
+        self, producer_id: int, epoch: int, epoch_bumps: bool, base_sequence: int
     ) -> VerificationGuard:
         """The guard of a verification of ``producer_id``'s transaction (the one under way,
-        if any), which its next marker here withdraws."""
+        if any), which its next marker here withdraws; it keeps the lowest sequence its
+        epoch's batches were verified with, as Kafka's VerificationStateEntry does: a batch
+        that fails after its verification (the coordinator refused it for now) is retried,
+        and the producer's later batches must not open the transaction before it."""
         guard = self._verification_guards.setdefault(
-            producer_id, VerificationGuard(epoch, epoch_bumps)
+            producer_id, VerificationGuard(epoch, epoch_bumps, base_sequence)
         )
-        guard.epoch = max(guard.epoch, epoch)
+        if epoch > guard.epoch:
+            guard.epoch, guard.lowest_sequence = epoch, base_sequence
+        elif epoch == guard.epoch:
+            guard.lowest_sequence = min(guard.lowest_sequence, base_sequence)
         return guard
 
     def append_marker(self, marker: TransactionMarker, min_insync: int) -> AppendInfo:

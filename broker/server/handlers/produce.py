@@ -15,6 +15,7 @@ from odradek.broker.protocol.produce_response import (
     ProducedTopic,
     encode_produce_response,
 )
+from odradek.broker.protocol.records import read_header
 from odradek.broker.security.acl_model import AclOperation, ResourceType
 from odradek.broker.server.client_quota_manager import QuotaType
 from odradek.broker.server.context import BrokerContext
@@ -131,7 +132,9 @@ async def _verify_transactions(
         except KafkaError:
             continue  # the append answers why
         if opener is not None:
-            guard = partition.verification_guard(*opener, check is TransactionCheck.ADD)
+            guard = partition.verification_guard(
+                *opener, check is TransactionCheck.ADD, read_header(records).base_sequence
+            )
             to_verify.setdefault(opener, {})[(name, index)] = guard
     for producer, guards in to_verify.items():
         codes = await context.verifier.verify(transactional_id, producer, list(guards), check)

@@ -41,9 +41,9 @@ def test_the_first_batch_needs_its_guard_and_the_next_ones_none(tmp_path: Path) 
     with pytest.raises(KafkaError) as unverified:
         partition.append_as_leader(batch(0), -1, 1, Verification())
     assert unverified.value.code is ErrorCode.invalid_txn_state
-    guard = partition.verification_guard(*PRODUCER, epoch_bumps=False)
+    guard = partition.verification_guard(*PRODUCER, epoch_bumps=False, base_sequence=0)
     assert (
-        partition.verification_guard(*PRODUCER, epoch_bumps=False) is guard
+        partition.verification_guard(*PRODUCER, epoch_bumps=False, base_sequence=0) is guard
     )  # one per verification
     partition.append_as_leader(batch(0), -1, 1, Verification(guard))
     # the transaction is open here now: its later batches need no verification
@@ -53,13 +53,13 @@ def test_the_first_batch_needs_its_guard_and_the_next_ones_none(tmp_path: Path) 
 
 def test_a_marker_during_the_verification_withdraws_the_guard(tmp_path: Path) -> None:
     partition = leader(tmp_path)
-    guard = partition.verification_guard(*PRODUCER, epoch_bumps=False)
+    guard = partition.verification_guard(*PRODUCER, epoch_bumps=False, base_sequence=0)
     partition.append_as_leader(batch(0), -1, 1, Verification(guard))
     assert partition.transaction_to_verify(batch(1)) is None  # open: the next batch joins it
 
     partition.append_marker(TransactionMarker(*PRODUCER, MarkerType.ABORT, 0), 1)
     # a late batch: verification starts, and the transaction ends before it is appended
-    guard = partition.verification_guard(*PRODUCER, epoch_bumps=False)
+    guard = partition.verification_guard(*PRODUCER, epoch_bumps=False, base_sequence=1)
     partition.append_marker(TransactionMarker(*PRODUCER, MarkerType.ABORT, 0), 1)
     with pytest.raises(KafkaError) as withdrawn:
         partition.append_as_leader(batch(1), -1, 1, Verification(guard))
@@ -71,21 +71,46 @@ def test_a_version_2_marker_of_the_previous_transaction_keeps_the_next_ones_guar
     tmp_path: Path,
 ) -> None:
     partition = leader(tmp_path)
-    guard = partition.verification_guard(*PRODUCER, epoch_bumps=True)
+    guard = partition.verification_guard(*PRODUCER, epoch_bumps=True, base_sequence=0)
     partition.append_as_leader(batch(0), -1, 1, Verification(guard))
     # EndTxn bumped the epoch: the next transaction's first batch is verified (it comes with
     # the new epoch while the old transaction is still open here) before the marker lands
     bumped = (PRODUCER[0], PRODUCER[1] + 1)
     assert partition.transaction_to_verify(batch(0, producer=bumped)) == bumped
-    next_guard = partition.verification_guard(*bumped, epoch_bumps=True)
+    next_guard = partition.verification_guard(*bumped, epoch_bumps=True, base_sequence=0)
     partition.append_marker(TransactionMarker(*bumped, MarkerType.COMMIT, 0), 1)
     partition.append_as_leader(batch(0, producer=bumped), -1, 1, Verification(next_guard))
     assert partition.log.last_stable_offset == 2  # the first transaction, and its marker
     # a marker of another epoch (the coordinator fenced the producer) withdraws the guard
-    guard = partition.verification_guard(bumped[0], bumped[1] + 2, epoch_bumps=True)
+    guard = partition.verification_guard(
+        bumped[0], bumped[1] + 2, epoch_bumps=True, base_sequence=0
+    )
     partition.append_marker(TransactionMarker(bumped[0], bumped[1] + 1, MarkerType.ABORT, 0), 1)
     with pytest.raises(KafkaError) as withdrawn:
         partition.append_as_leader(
             batch(0, producer=(bumped[0], bumped[1] + 2)), -1, 1, Verification(guard)
         )
     assert withdrawn.value.code is ErrorCode.invalid_txn_state
+
+
+def test_a_batch_after_the_first_one_verified_cannot_open_the_transaction_before_it(
+    tmp_path: Path,
+) -> None:
+    """The first batch of a transaction was verified, then refused (the coordinator was
+    still completing the previous transaction); a later batch verified after it must not
+    open the transaction before its retry (Kafka: OUT_OF_ORDER_SEQUENCE_NUMBER, "earliest
+    seen sequence"), else the retry finds its sequence behind the later one for good."""
+    partition = leader(tmp_path)
+    partition.verification_guard(*PRODUCER, epoch_bumps=True, base_sequence=0)  # refused
+    later = partition.verification_guard(*PRODUCER, epoch_bumps=True, base_sequence=3)
+    with pytest.raises(KafkaError) as early:
+        partition.append_as_leader(batch(3), -1, 1, Verification(later))
+    assert early.value.code is ErrorCode.out_of_order_sequence_number
+    retry = partition.verification_guard(*PRODUCER, epoch_bumps=True, base_sequence=0)
+    partition.append_as_leader(batch(0), -1, 1, Verification(retry))
+    partition.append_as_leader(batch(1), -1, 1, Verification())  # joins the open transaction
+    # the next epoch's first batch starts the lowest sequence afresh
+    bumped = (PRODUCER[0], PRODUCER[1] + 1)
+    fresh = partition.verification_guard(*bumped, epoch_bumps=True, base_sequence=0)
+    partition.append_marker(TransactionMarker(*bumped, MarkerType.COMMIT, 0), 1)
+    partition.append_as_leader(batch(0, producer=bumped), -1, 1, Verification(fresh))
