@@ -126,11 +126,13 @@ async def _verify_transactions(
         if name is None:
             continue
         verifications[(name, index)] = Verification()
+        if not records:
+            continue  # the append answers why
         try:
             partition = context.replicas.get(name, index)
-            opener = partition.transaction_to_verify(records) if records else None
+            opener = partition.transaction_to_verify(records)
         except KafkaError:
-            continue  # the append answers why
+            continue
         if opener is not None:
             guard = partition.verification_guard(
                 *opener, check is TransactionCheck.ADD, read_header(records).base_sequence
