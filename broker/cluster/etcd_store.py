@@ -357,6 +357,7 @@ class EtcdMetadataStore:
         ):
             return False
         held = Compare(lock, "VALUE", token)
+        shown = False
         try:
             for first in range(0, len(puts), PARTITION_KEYS_PER_TRANSACTION):
                 step = puts[first : first + PARTITION_KEYS_PER_TRANSACTION]
@@ -366,10 +367,12 @@ class EtcdMetadataStore:
                         f"writing the partitions of {name!r}: this broker's etcd session "
                         "ended meanwhile; try again",
                     )
-            return await self._client.txn([held, condition], [topic_put, delete_op(lock)])
+            shown = await self._client.txn([held, condition], [topic_put, delete_op(lock)])
+            return shown
         finally:
-            with contextlib.suppress(EtcdError):  # gone already when the write succeeded
-                await self._client.txn([held], [delete_op(lock)])
+            if not shown:  # the last step drops the lock when it succeeds
+                with contextlib.suppress(EtcdError):
+                    await self._client.txn([held], [delete_op(lock)])
 
     async def update_partition(
         self, topic: str, expected: PartitionState, state: PartitionState

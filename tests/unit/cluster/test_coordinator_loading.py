@@ -17,6 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+from loop_turns import counting_turns
 from one_broker import one_broker
 
 from odradek.broker.cluster import coordinator_partitions
@@ -69,23 +70,14 @@ def test_the_loop_turns_while_a_partition_of_many_chunks_loads(tmp_path: Path) -
         append(partition, (f"{batch}-{i}".encode() for i in range(100)))
 
     async def scenario() -> int:
-        turns = 0
-
-        async def ticker() -> None:
-            nonlocal turns
-            while True:
-                turns += 1
-                await asyncio.sleep(0)
-
-        ticking = asyncio.create_task(ticker())
-        await asyncio.sleep(0)
-        before = turns
-        seen: list[bytes] = []
-        install = await load_state(partition, keys_loaded(seen), LOADER)
-        install()
-        ticking.cancel()
+        async with counting_turns() as turns:
+            await asyncio.sleep(0)
+            before = turns.count
+            seen: list[bytes] = []
+            install = await load_state(partition, keys_loaded(seen), LOADER)
+            install()
         assert len(seen) == batches * 100
-        return turns - before
+        return turns.count - before
 
     # one turn at least per chunk read (four of them); a load on the loop allows one
     assert asyncio.run(scenario()) > 4

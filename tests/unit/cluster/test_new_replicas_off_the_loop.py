@@ -12,6 +12,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import pytest
+from loop_turns import counting_turns
 
 from odradek.broker.cluster.metadata_image import MetadataImage, PartitionState, TopicMetadata
 from odradek.broker.cluster.partition import PartitionKey
@@ -66,28 +67,20 @@ def run(
 
 def test_a_large_topic_gets_its_logs_in_batches_while_the_loop_turns(tmp_path: Path) -> None:
     async def scenario(replicas: ReplicaManager, empty: MetadataImage) -> None:
-        turns, followed = 0, []
+        followed: list[int] = []
         replicas.on_follow_change(lambda image, keys: followed.append(len(keys)))
-
-        async def ticker() -> None:
-            nonlocal turns
-            while True:
-                turns += 1
-                await asyncio.sleep(0)
-
-        ticking = asyncio.create_task(ticker())
-        image = empty.with_topic(topic("wide", MANY))
-        replicas.apply(empty, image)
-        assert error_of(replicas, "wide", INLINE_NEW_LOGS - 1) is None  # made at once
-        assert error_of(replicas, "wide", MANY - 1) is ErrorCode.not_leader_or_follower
-        await replicas.settled(0)  # no wait
-        assert error_of(replicas, "wide", MANY - 1) is ErrorCode.not_leader_or_follower
-        await replicas.settled(60)
-        ticking.cancel()
+        async with counting_turns() as turns:
+            image = empty.with_topic(topic("wide", MANY))
+            replicas.apply(empty, image)
+            assert error_of(replicas, "wide", INLINE_NEW_LOGS - 1) is None  # made at once
+            assert error_of(replicas, "wide", MANY - 1) is ErrorCode.not_leader_or_follower
+            await replicas.settled(0)  # no wait
+            assert error_of(replicas, "wide", MANY - 1) is ErrorCode.not_leader_or_follower
+            await replicas.settled(60)
         assert all(error_of(replicas, "wide", p) is None for p in range(MANY))
         assert replicas.get("wide", MANY - 1).is_leader
         assert replicas.get("wide", MANY - 1).log.latest_epoch == 1
-        assert turns > 4 * 3  # the loop turned while each batch was made
+        assert turns.count > 4 * 3  # the loop turned while each batch was made
         assert len(followed) >= 4  # followers were told of each batch served
 
     run(tmp_path, scenario)
