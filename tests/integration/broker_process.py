@@ -35,6 +35,8 @@ _FATAL_MARKERS = ("panicked at", "memory allocation of", "Fatal Python error", "
 _ADDRESS_IN_USE_HINTS = ("address already in use", "errno 98")
 
 LIVE_BROKERS: list[Broker] = []
+_RECENT_PORTS_KEPT = 1000
+_recent_ports: dict[int, None] = {}  # insertion-ordered: the oldest is dropped first
 
 
 class BrokerStartError(RuntimeError):
@@ -42,11 +44,23 @@ class BrokerStartError(RuntimeError):
 
 
 def free_port() -> int:
-    """A loopback TCP port that was free a moment ago (bound, then closed)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
+    """A loopback TCP port that was free a moment ago (bound, then closed).
+
+    The kernel may hand out a port again as soon as it is closed, so two
+    calls made before either port is bound (a broker's several listeners)
+    could get the same one; none of the last ``_RECENT_PORTS_KEPT`` ports
+    returned in this process is returned again.
+    """
+    while True:
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+            sock.bind(("127.0.0.1", 0))
+            port: int = sock.getsockname()[1]
+        if port not in _recent_ports:
+            break
+    _recent_ports[port] = None
+    if len(_recent_ports) > _RECENT_PORTS_KEPT:
+        del _recent_ports[next(iter(_recent_ports))]
+    return port
 
 
 def odradek_command() -> list[str]:
