@@ -1052,6 +1052,24 @@ BROKER_CONFIGS = _defs(
         at_least(1),
     ),
     ConfigDef(
+        "add.partitions.to.txn.retry.backoff.ms",
+        ConfigType.INT,
+        20,
+        "How long a broker waits before asking the transaction coordinator again to add a"
+        " partition to a transaction of version 2 (a Produce's, or TxnOffsetCommit's offsets"
+        " partition) while the producer's previous transaction is still completing.",
+        at_least(1),
+    ),
+    ConfigDef(
+        "add.partitions.to.txn.retry.backoff.max.ms",
+        ConfigType.INT,
+        100,
+        "How long a broker keeps asking again (add.partitions.to.txn.retry.backoff.ms) before"
+        " it answers with the coordinator's refusal, which the client retries. 0 never asks"
+        " again.",
+        at_least(0),
+    ),
+    ConfigDef(
         "transaction.partition.verification.enable",
         ConfigType.BOOLEAN,
         True,

@@ -52,7 +52,7 @@ from odradek.broker.transaction.coordinator import TransactionCoordinator
 from odradek.broker.transaction.marker_writer import MarkerWriter
 from odradek.broker.transaction.transaction_config import TransactionConfig
 from odradek.broker.transaction.transaction_metrics import TransactionCollector
-from odradek.broker.transaction.verification import TransactionVerifier
+from odradek.broker.transaction.verification import AddRetry, TransactionVerifier
 
 if TYPE_CHECKING:
     from odradek.broker.cluster.cluster_membership import ClusterMembership
@@ -170,7 +170,9 @@ class BrokerServer:
             producer_ids,
             groups,
             transactions,
-            TransactionVerifier(config.node_id, transactions, verification_peers),
+            TransactionVerifier(
+                config.node_id, transactions, verification_peers, AddRetry.from_broker(config)
+            ),
             ShareBroker(
                 config.node_id,
                 ShareConfig.from_broker(config),

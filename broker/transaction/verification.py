@@ -9,7 +9,13 @@ marker will close, which would hold the last stable offset back for good.
 The coordinator's answers reach the producer as Kafka translates them: an older epoch
 INVALID_PRODUCER_EPOCH, a partition not in the transaction TRANSACTION_ABORTABLE (for
 request versions that know it, else INVALID_TXN_STATE), a coordinator that cannot answer
-now NOT_ENOUGH_REPLICAS (which every client retries).
+now NOT_ENOUGH_REPLICAS (which every client retries). A partition that the coordinator
+cannot add yet because the producer's previous transaction is still completing
+(CONCURRENT_TRANSACTIONS: its markers are being written) is asked again on the broker, as
+Kafka's ReplicaManager does for a Produce (``add.partitions.to.txn.retry.backoff.ms``, for
+at most ``add.partitions.to.txn.retry.backoff.max.ms``; here for TxnOffsetCommit's offsets
+partition too): sent back to the client, that retry costs some clients (franz-go) a
+metadata refresh of up to five seconds.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from odradek.broker.cluster.peer_pool import PeerPool
+from odradek.broker.config.broker_config import BrokerConfig
 from odradek.broker.protocol.api_keys import ApiKey
 from odradek.broker.protocol.errors import ErrorCode, KafkaError
 from odradek.broker.transaction.coordinator import TransactionCoordinator
@@ -50,11 +57,33 @@ class TransactionCheck(enum.Enum):
         return cls.VERIFY_ABORTABLE if version >= abortable_from else cls.VERIFY
 
 
+@dataclass(frozen=True)
+class AddRetry:
+    """How an add refused with CONCURRENT_TRANSACTIONS is asked again."""
+
+    backoff_s: float
+    max_s: float
+
+    @classmethod
+    def from_broker(cls, config: BrokerConfig) -> AddRetry:
+        return cls(
+            config.get_int("add.partitions.to.txn.retry.backoff.ms") / 1000,
+            config.get_int("add.partitions.to.txn.retry.backoff.max.ms") / 1000,
+        )
+
+
 class TransactionVerifier:
-    def __init__(self, node_id: int, coordinator: TransactionCoordinator, peers: PeerPool) -> None:
+    def __init__(
+        self,
+        node_id: int,
+        coordinator: TransactionCoordinator,
+        peers: PeerPool,
+        add_retry: AddRetry,
+    ) -> None:
         self._node_id = node_id
         self._coordinator = coordinator
         self._peers = peers
+        self._add_retry = add_retry
         self._waiting: dict[int, list[PendingCheck]] = {}  # by coordinator broker, not yet sent
         self._senders: dict[int, asyncio.Task[None]] = {}
 
@@ -66,7 +95,29 @@ class TransactionVerifier:
         check: TransactionCheck,
     ) -> dict[TopicPartition, ErrorCode]:
         """Each partition's code for the producer's answer: NONE when the batch may open a
-        transaction there."""
+        transaction there. Partitions the coordinator could not add because the producer's
+        previous transaction is still completing are asked again (``AddRetry``)."""
+        found = await self._check(transactional_id, producer, partitions, check)
+        if check is TransactionCheck.ADD:
+            loop = asyncio.get_running_loop()
+            retry = self._add_retry
+            deadline = loop.time() + retry.max_s
+            completing = ErrorCode.concurrent_transactions
+            while (
+                busy := [key for key, code in found.items() if code is completing]
+            ) and loop.time() + retry.backoff_s <= deadline:
+                await asyncio.sleep(retry.backoff_s)
+                found |= await self._check(transactional_id, producer, busy, check)
+        return {key: _for_producer(code, check) for key, code in found.items()}
+
+    async def _check(
+        self,
+        transactional_id: str,
+        producer: tuple[int, int],
+        partitions: Sequence[TopicPartition],
+        check: TransactionCheck,
+    ) -> dict[TopicPartition, ErrorCode]:
+        """The coordinator's code for each partition."""
         try:
             coordinator = await self._coordinator.find_coordinator(transactional_id)
             if coordinator.node_id != self._node_id:
@@ -84,7 +135,7 @@ class TransactionVerifier:
             found = dict.fromkeys(partitions, error.code)
         except (OSError, TimeoutError, asyncio.IncompleteReadError):
             found = dict.fromkeys(partitions, ErrorCode.not_enough_replicas)
-        return {key: _for_producer(code, check) for key, code in found.items()}
+        return found
 
     async def _ask(
         self,

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime
 import re
+import time
 
 import pytest
 from broker_process import Broker, unique_name
@@ -177,3 +178,44 @@ def test_timeout_of_a_version_2_transaction_lets_its_producer_abort(broker: Brok
     assert late_batch(transaction, wire, topic, first) == INVALID_PRODUCER_EPOCH
     transaction.end(commit=False, version=END_TXN_V2)  # the producer's abort is a retry
     assert transaction.producer == (first[0], first[1] + 1)
+
+
+def test_a_first_batch_waits_on_the_broker_while_the_last_transaction_completes(
+    cluster_factory: ClusterFactory,
+) -> None:
+    """A Produce v12 sent as soon as EndTxn answered: the producer's previous transaction
+    is still writing its markers (the follower of its partition is stopped: a marker waits
+    until the follower leaves the ISR), so its coordinator cannot add the partition yet
+    (CONCURRENT_TRANSACTIONS). The leader asks again until it can, within
+    add.partitions.to.txn.retry.backoff.max.ms, instead of sending the client away."""
+    cluster = cluster_factory(
+        brokers=2,
+        settings={
+            "transaction.state.log.replication.factor": "1",  # the coordinator's own writes
+            "add.partitions.to.txn.retry.backoff.max.ms": "20000",
+        },
+    )
+    transactional_id = unique_name("completing")
+    coordinator_id = coordinator_of(Wire(cluster.brokers[0].bootstrap), transactional_id)
+    topic = cluster.create_topic(4, 2, prefix="completing")
+    [partition, *_] = [p for p in range(4) if cluster.leader_of(topic, p) == coordinator_id]
+    coordinator = Wire(cluster.brokers[coordinator_id].bootstrap)
+    transaction = Transaction(coordinator, transactional_id)
+    assert transaction.produce(coordinator, topic, partition, PRODUCE_V2) == NONE
+
+    cluster.pause(1 - coordinator_id)
+    try:
+        ended = transaction.end_request(True, END_TXN_V2)
+        assert ended.error_code.value == NONE, ended
+        transaction.producer = (int(ended.producer_id), int(ended.producer_epoch))
+        transaction.sequences.clear()
+        assert transaction.describe().transaction_state == "PrepareCommit"
+        started = time.monotonic()
+        assert transaction.produce(coordinator, topic, partition, PRODUCE_V2) == NONE
+        waited = time.monotonic() - started
+    finally:
+        cluster.resume(1 - coordinator_id)
+    assert transaction.describe().transaction_state == "Ongoing"
+    assert waited > 0.5, f"answered in {waited:.3f} s: the markers were not being written"
+    transaction.end(commit=True, version=END_TXN_V2)
+    assert stable_and_end(coordinator, topic, partition) == (4, 4)
