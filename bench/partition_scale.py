@@ -4,7 +4,8 @@ For each system in turn: start it fresh (one broker, or three with every partiti
 replicated three times), pinned to the first CPU as compare.py does, and measure
 
 - how long creating a topic of ``--partitions`` partitions takes (5,000 at a time), until
-  every partition has a leader and a full ISR;
+  every partition has a leader and a full ISR and its leader answers ListOffsets (a
+  leader whose log is still being made does not);
 - the brokers' resident memory and open file descriptors, idle once it exists, and
   again after the load below;
 - the latency of a Metadata request naming the topic (every partition in the answer);
@@ -32,11 +33,12 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
-from confluent_kafka import Producer
+from confluent_kafka import KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import (  # type: ignore[attr-defined]
     AdminClient,
     NewPartitions,
     NewTopic,
+    OffsetSpec,
 )
 from load_workers import BenchError, ConsumerJob, ProducerJob, consume, produce, run_phase
 from measure import percentile
@@ -161,6 +163,24 @@ def _wait_settled(admin: AdminClient, partitions: int, replication: int) -> None
         f"every partition of {TOPIC} led, with a full ISR",
         interval=0.5,
     )
+    wait_until(
+        lambda: _every_leader_answers(admin, partitions),
+        READY_TIMEOUT_S,
+        f"every partition of {TOPIC} answering ListOffsets",
+        interval=0.5,
+    )
+
+
+def _every_leader_answers(admin: AdminClient, partitions: int) -> bool:
+    """Whether each partition's leader answers ListOffsets: Metadata names a leader
+    before its log exists (Odradek makes a large topic's logs in the background)."""
+    wanted = {TopicPartition(TOPIC, p): OffsetSpec.latest() for p in range(partitions)}
+    try:
+        for answer in admin.list_offsets(wanted, request_timeout=60).values():
+            answer.result()
+    except KafkaException:
+        return False
+    return True
 
 
 def _footprint(system: RunningSystem, moment: str) -> dict[str, float]:
