@@ -35,7 +35,7 @@ RECORDS = [f"key-{i}:value-{i}" for i in range(100)]
 LISTENERS = [{"name": "PLAIN", "port": 9092}, {"name": "TLS", "port": 9093, "tls": True}]
 CLUSTER_CA = {"validityDays": 2, "renewalDays": 1}
 RENEWAL = datetime.timedelta(days=1)
-SWITCH_AFTER = datetime.timedelta(minutes=4)
+SWITCH_AFTER = datetime.timedelta(minutes=3)
 PEM = re.compile(rb"-----BEGIN CERTIFICATE-----.+?-----END CERTIFICATE-----\n", re.DOTALL)
 MIRROR = {
     "apiVersion": "odradek.io/v1alpha1",
