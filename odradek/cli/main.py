@@ -3,52 +3,34 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 from collections.abc import Callable, Sequence
-from typing import Protocol
+
+# Each name's module is ``odradek.cli.<name>_command``, whose ``register`` adds it.
+COMMANDS = (
+    "broker",
+    "topic",
+    "produce",
+    "consume",
+    "demo",
+    "group",
+    "cluster",
+    "mirror",
+    "acl",
+    "user",
+    "transactions",
+)
 
 
-class _Registrar(Protocol):
-    def __call__(self, subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None: ...
-
-
-def _registrars() -> list[_Registrar]:
-    from odradek.cli import (
-        acl_command,
-        broker_command,
-        cluster_command,
-        consume_command,
-        demo_command,
-        group_command,
-        mirror_command,
-        produce_command,
-        topic_command,
-        transactions_command,
-        user_command,
-    )
-
-    return [
-        broker_command.register,
-        topic_command.register,
-        produce_command.register,
-        consume_command.register,
-        demo_command.register,
-        group_command.register,
-        cluster_command.register,
-        mirror_command.register,
-        acl_command.register,
-        user_command.register,
-        transactions_command.register,
-    ]
-
-
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(commands: Sequence[str] = COMMANDS) -> argparse.ArgumentParser:
+    """The parser of the given subcommands; only their modules are imported."""
     parser = argparse.ArgumentParser(
         prog="odradek", description="Odradek: a Kafka-compatible distributed commit log."
     )
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for register in _registrars():
-        register(subparsers)
+    for name in commands:
+        importlib.import_module(f"odradek.cli.{name}_command").register(subparsers)
     return parser
 
 
@@ -66,6 +48,9 @@ def keep_test_tooling_out() -> None:
 def main(argv: Sequence[str] | None = None) -> None:
     """Parse arguments and run the chosen subcommand; its return value is the exit code."""
     keep_test_tooling_out()
-    args = build_parser().parse_args(argv)
+    arguments = sys.argv[1:] if argv is None else list(argv)
+    # The chosen subcommand's module alone: a broker starts without importing the clients.
+    chosen = arguments[:1] if arguments[:1] and arguments[0] in COMMANDS else COMMANDS
+    args = build_parser(chosen).parse_args(arguments)
     run: Callable[[argparse.Namespace], int] = args.run
     sys.exit(run(args))

@@ -221,6 +221,9 @@ def produce_for(settings: dict[str, object], topic: str, seconds: float) -> Thro
         except BufferError:
             producer.poll(0.01)
         producer.poll(0)
+    # What is still queued would be appended after the measured window, at the quota's
+    # rate (half a minute of it): dropped, not waited for.
+    producer.purge(in_queue=True, in_flight=False)
     producer.flush(30)
     producer.poll(1)  # the last statistics
     return measured

@@ -10,8 +10,8 @@ every in-sync replica's log is byte-identical up to the high watermark.
 
 Between faults the test waits until every partition has min.insync.replicas
 in sync again (not a full ISR: a broker paused by the previous fault may still be
-catching up). ODRADEK_CLUSTER_FAULTS sets the number of faults (default 30,
-about two minutes on two cores; test_soak.py adds the other fault kinds). The same test runs on a
+catching up). ODRADEK_CLUSTER_FAULTS sets the number of faults (default 20,
+about 90 s on two cores; test_soak.py adds the other fault kinds). The same test runs on a
 cluster secured end to end (secured_cluster.py: SASL_SSL between brokers, mutual TLS for
 clients and to etcd) with ODRADEK_SECURED_CLUSTER_FAULTS faults (default 12).
 """
@@ -48,7 +48,7 @@ from test_durability import (
     read_report,
 )
 
-FAULTS = int(os.environ.get("ODRADEK_CLUSTER_FAULTS", "30"))
+FAULTS = int(os.environ.get("ODRADEK_CLUSTER_FAULTS", "20"))
 SECURED_FAULTS = int(os.environ.get("ODRADEK_SECURED_CLUSTER_FAULTS", "12"))
 PARTITIONS = 3
 PRODUCERS = ("idem-0", "idem-1", "idem-2")
