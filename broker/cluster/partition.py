@@ -11,6 +11,7 @@ import time
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import NamedTuple
 
 from odradek.broker.cluster.metadata_image import PartitionState
 from odradek.broker.log.partition_log import AppendInfo, PartitionLog, ReadResult
@@ -47,8 +48,10 @@ class FoundOffset:
 NOT_FOUND = FoundOffset(-1, -1, -1)
 
 
-@dataclass(frozen=True)
-class PartitionKey:
+class PartitionKey(NamedTuple):
+    """A partition by topic name and index; a tuple, so hashed in C (every fetch looks
+    up each of its partitions by one)."""
+
     topic: str
     partition: int
 
@@ -318,7 +321,10 @@ class Partition:
     def record_follower_fetch(self, replica: int, fetch_offset: int) -> None:
         """A follower asked for ``fetch_offset``: it holds everything before it."""
         now = self._clock()
-        progress = self._followers.setdefault(replica, FollowerProgress())
+        progress = self._followers.get(replica)
+        if progress is None:
+            progress = self._followers[replica] = FollowerProgress()
+        grown = fetch_offset > progress.log_end_offset
         progress.log_end_offset = fetch_offset
         # Kafka's rule: caught up if it reached our end, or our end as of its previous fetch.
         if fetch_offset >= self.log.log_end_offset:
@@ -327,7 +333,8 @@ class Partition:
             progress.caught_up_at = progress.last_fetch_at
         progress.last_fetch_at = now
         progress.leader_end_at_last_fetch = self.log.log_end_offset
-        self._maybe_advance_high_watermark()
+        if grown:  # else the high watermark's inputs are as its last computation found them
+            self._maybe_advance_high_watermark()
 
     def proposed_isr(self, lag_max_s: float, barred: Collection[int] = ()) -> PartitionState | None:
         """The ISR change this leader wants: followers lagging too long out, caught-up ones
@@ -373,6 +380,7 @@ class Partition:
     def expansion_not_written(self) -> None:
         """etcd holds the state the image has: the change ``expanding`` announced failed."""
         self._joining = frozenset()
+        self._maybe_advance_high_watermark()  # a laggard that was joining no longer holds it
 
     def follower_lags(self) -> dict[int, int]:
         """Records each follower is behind this leader's log end (unknown followers: all)."""
