@@ -163,7 +163,7 @@ def test_broker_image_runs_as_uid_1000_writing_only_to_its_volume_and_restarts_w
 
     # The limit holds once the image's files are in the page cache, as on a node that has
     # just pulled the image or restarts a pod. The first start here may read them from a
-    # cold disk (an image built long before): 1.3-5.4 s measured on a cold machine.
+    # cold disk (an image built long before): 0.6-5.4 s measured on a cold machine.
     broker.stop()
     ready_s = broker.start()
     print(f"ready {first_ready_s:.2f}s after the first start, {ready_s:.2f}s after a restart")

@@ -50,6 +50,7 @@ from soak_nemesis import (
     CLOCK_BROKER,
     CUT_OFF_BROKER,
     DISK_FULL_BROKER,
+    FAULT_KINDS,
     Injected,
     Sample,
     Target,
@@ -79,7 +80,7 @@ from test_transactions import read_committed
 
 from odradek.cli.etcd_process import EtcdCluster
 
-CI_FAULTS = 10  # one round: every kind once
+CI_FAULTS = len(FAULT_KINDS)  # one round: every kind once
 UNITS = {"s": 1, "m": 60, "h": 3600}
 SECONDS_PER_FAULT = 10  # 7.5 to 9 s on two cores: sizes the disk and timeout of a counted run
 SETUP_AND_CHECKS_S = 600
