@@ -1,7 +1,9 @@
 """For every test: response keys no version of their entity knows fail instead of vanishing
 (``build_entity``'s strict mode, inherited by the brokers the tests start). Under CI
 (``CI=true``) a skipped test fails: the test command installs everything the suite needs, so
-a skip there means a missing install step, not a missing judge."""
+a skip there means a missing install step, not a missing judge. Hypothesis runs without its
+per-example deadline: a timing assertion, which a loaded machine fails whatever the logic
+(speed is measured in bench/)."""
 
 from __future__ import annotations
 
@@ -9,10 +11,13 @@ import os
 from collections.abc import Iterator
 
 import pytest
+from hypothesis import settings
 
 from odradek.broker.protocol.entity_builder import STRICT_ENV
 
 os.environ[STRICT_ENV] = "1"
+settings.register_profile("odradek", deadline=None)
+settings.load_profile("odradek")
 
 
 @pytest.hookimpl(hookwrapper=True)

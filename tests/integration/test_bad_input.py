@@ -45,7 +45,6 @@ SOCKET_REQUEST_MAX_BYTES = 104857600  # Kafka's default for socket.request.max.b
 CLOSE_TIMEOUT_S = 5.0
 FUZZ_SETTINGS = settings(
     max_examples=200,
-    deadline=None,
     suppress_health_check=[HealthCheck.too_slow],
     derandomize=False,
 )

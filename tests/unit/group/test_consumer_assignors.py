@@ -81,7 +81,7 @@ def test_range_gives_each_member_contiguous_ranges_that_line_up_across_topics() 
     }
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(
     st.lists(st.integers(1, 12), min_size=1, max_size=3),
     st.integers(1, 6),

@@ -248,7 +248,7 @@ def test_empty_log_has_no_timestamps(open_log: OpenLog) -> None:
 batch_shapes = st.lists(st.tuples(st.integers(1, 4), st.integers(0, 120)), min_size=1, max_size=25)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(
     shapes=batch_shapes,
     segment_batches=st.integers(1, 6),
@@ -294,7 +294,7 @@ def test_read_from_any_offset_returns_the_batch_holding_it_and_all_later_ones(
 
 
 @given(length=st.integers(0, 5000), block=st.integers(1, 1500), offset=st.integers(0, 100))
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=50)
 def test_a_region_in_blocks_covers_it_in_order(length: int, block: int, offset: int) -> None:
     with tempfile.TemporaryFile(buffering=0) as file:
         file.write(os.urandom(offset + length))

@@ -6,7 +6,7 @@ import tempfile
 from bisect import bisect_right
 from pathlib import Path
 
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from odradek.broker.log.offset_index import OffsetIndex
@@ -21,7 +21,6 @@ def floor(keys: list[int], target: int) -> int | None:
     return keys[slot] if slot >= 0 else None
 
 
-@settings(deadline=None)  # file I/O: slow on a loaded machine
 @given(offsets=increasing, target=st.integers(-10, 11_000))
 def test_offset_index_lookup_returns_the_greatest_entry_not_above_the_target(
     offsets: list[int], target: int
@@ -38,7 +37,6 @@ def test_offset_index_lookup_returns_the_greatest_entry_not_above_the_target(
         assert reloaded.lookup(BASE + target) == index.lookup(BASE + target)
 
 
-@settings(deadline=None)  # file I/O: slow on a loaded machine
 @given(offsets=increasing, cut=st.integers(0, 10_001))
 def test_offset_index_truncation_keeps_entries_below_the_offset(
     offsets: list[int], cut: int
@@ -76,7 +74,6 @@ def test_offset_index_pointing_past_the_log_is_inconsistent(tmp_path: Path) -> N
     index.write_entries()
 
 
-@settings(deadline=None)  # file I/O: slow on a loaded machine
 @given(
     entries=st.lists(st.tuples(st.integers(0, 10**6), st.integers(0, 50)), max_size=40),
     target=st.integers(-1, 10**6 + 1),

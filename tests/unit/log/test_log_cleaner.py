@@ -53,7 +53,7 @@ batches = st.lists(
 )
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=25)
 @given(first=batches, second=batches, drop_tombstones=st.booleans())
 def test_cleaning_leaves_the_last_record_of_each_key_at_its_offset(
     first: list[tuple[list[KeyValue], int]],

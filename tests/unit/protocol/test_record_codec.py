@@ -24,7 +24,7 @@ records_strategy = st.lists(
 
 
 @pytest.mark.parametrize("codec", CODECS)
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=25)
 @given(items=records_strategy, base_offset=st.integers(0, 2**40))
 def test_encoded_batch_reads_back_with_kafka_python(
     codec: int,

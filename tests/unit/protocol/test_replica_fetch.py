@@ -7,7 +7,7 @@ import io
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 from kio.index import load_request_schema, load_response_schema
 from kio.serial import entity_writer
@@ -52,7 +52,6 @@ def _kio_bytes(schema: Any, body: dict[str, Any]) -> bytes:
     return out.getvalue()
 
 
-@settings(deadline=None)  # the first example builds kio's writer
 @given(requests)
 def test_the_request_is_kios_to_the_byte(request: ReplicaFetchRequest) -> None:
     body = {
@@ -96,7 +95,6 @@ answers = st.fixed_dictionaries(
 )
 
 
-@settings(deadline=None)
 @given(
     error_code=st.sampled_from([0, 70]),
     session_id=int32,

@@ -140,7 +140,7 @@ def test_malformed_initial_responses_fail_generically(message: bytes) -> None:
 _PIECES = [b"n,,", b"\x01", b"auth=", b"Bearer ", b"a.b.c", b"k=v", b"a=alice,", b" ", b"\xff"]
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(st.binary(max_size=80) | st.lists(st.sampled_from(_PIECES)).map(b"".join))
 def test_any_bytes_are_answered_or_raise_authentication_failed(message: bytes) -> None:
     exchange = _exchange()

@@ -325,7 +325,7 @@ def _same_final(token: bytes, valid: bytes) -> bool:
 
 
 _PIECES = [b"n,", b",", b"n=", b"a=", b"r=", b"c=biws", b"p=", b"alice", b"=2C", b"\x00", b"\xff"]
-_FUZZ = settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow], deadline=None)
+_FUZZ = settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
 
 
 @_FUZZ
