@@ -165,6 +165,7 @@ def run_confluent(args: argparse.Namespace, report: Reporter) -> None:
             "client.id": args.client_id,
             "auto.offset.reset": "earliest",
             "enable.auto.commit": False,
+            **({"debug": args.debug} if args.debug else {}),
             **(
                 {"group.protocol": "consumer"}
                 if args.client == CONSUMER_PROTOCOL_LIBRDKAFKA
@@ -264,9 +265,12 @@ def main() -> None:
     parser.add_argument("client_id")
     parser.add_argument("--max-records", type=int)
     parser.add_argument("--instance-id", help="group.instance.id (confluent-kafka only)")
+    parser.add_argument("--debug", help="librdkafka's debug contexts, to the member's log")
     args = parser.parse_args()
     if args.instance_id and args.client in ("kafka-python", "aiokafka"):
         parser.error("--instance-id is wired for confluent-kafka and Java only")
+    if args.debug and RUNNERS[args.client] is not run_confluent:
+        parser.error("--debug sets librdkafka's debug: confluent-kafka only")
     report = Reporter(args.max_records)
     signal.signal(signal.SIGTERM, lambda *_: _stop(report))
     started = time.monotonic()

@@ -117,6 +117,7 @@ def started_members(tmp_path: Path) -> Iterator[MemberFactory]:
         group: str,
         max_records: int | None = None,
         instance_id: str | None = None,
+        debug: str | None = None,
     ) -> Member:
         client_id = f"{client}-{len(members)}"
         args = [client, bootstrap, topic, group, client_id]
@@ -124,6 +125,8 @@ def started_members(tmp_path: Path) -> Iterator[MemberFactory]:
             args += ["--max-records", str(max_records)]
         if instance_id is not None:
             args += ["--instance-id", instance_id]
+        if debug is not None:
+            args += ["--debug", debug]
         member = Member(args, tmp_path / f"{client_id}.log", client_id)
         members.append(member)
         return member

@@ -244,7 +244,8 @@ def start(stack: contextlib.ExitStack, directory: Path, workdir: Path, rng: rand
     members = started_members(workdir)
     stack.callback(next, members, None)  # resumed past its yield, it kills every member
     group = unique_name("soak-group")
-    consumer = next(members)("confluent-kafka", cluster.bootstrap, topic, group)
+    # librdkafka's group debug log: where a member that stops reading is stuck
+    consumer = next(members)("confluent-kafka", cluster.bootstrap, topic, group, debug="cgrp")
     producers = stack.enter_context(producer_processes(cluster.bootstrap, topic, workdir))
     rules = stack.enter_context(firewall())
     load = Load(cluster, etcd, topic, workdir)
