@@ -27,7 +27,9 @@ _base_python() {
     DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get update -qq
     DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq python3-venv >/dev/null
   fi
-  "${python}" -c 'import sys; print(sys.executable)'
+  # the interpreter itself, also when python3 is the project's venv (a shell that sourced
+  # scripts/activate): else that venv would look built from another Python and be rebuilt
+  "${python}" -c 'import os, sys; print(os.path.realpath(sys._base_executable))'
 }
 
 # What the venv was built from: the dependency lists and the interpreter.
