@@ -11,7 +11,7 @@ import time
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import NamedTuple
+from typing import NamedTuple, Protocol
 
 from odradek.broker.cluster.metadata_image import PartitionState
 from odradek.broker.log.partition_log import AppendInfo, PartitionLog, ReadResult
@@ -79,6 +79,12 @@ class FollowerProgress:
     leader_end_at_last_fetch: int = 0
 
 
+class QuietReader(Protocol):
+    """A fetch session's partition at rest: told once, at the next change (``watch_quiet``)."""
+
+    def stirred(self, grown: bool) -> None: ...
+
+
 @dataclass(eq=False)
 class VerificationGuard:
     """A producer's verification under way in one partition (KIP-890), compared by
@@ -120,6 +126,7 @@ class Partition:
         self._followers: dict[int, FollowerProgress] = {}
         self._changed: asyncio.Future[None] | None = None
         self._grown: asyncio.Future[None] | None = None  # not for high watermarks alone
+        self._quiet_readers: set[QuietReader] = set()
         self.fenced = False  # set while this broker's coordination session is lost
         # The copy growing in another log directory while this replica moves there.
         self.future_log: PartitionLog | None = None
@@ -158,6 +165,12 @@ class Partition:
         self._maybe_advance_high_watermark()
         self._notify()
         return became_leader
+
+    def set_fenced(self, fenced: bool) -> None:
+        """Fenced (this broker's coordination session lost, or the replica deleted here), it
+        leads nothing; the fetch sessions resting on it find out at their next fetch."""
+        self.fenced = fenced
+        self._stir_quiet(grown=False)
 
     def _start_leading(self) -> None:
         # Followers get a full lag window to show up before they can leave the ISR.
@@ -486,6 +499,7 @@ class Partition:
         """DeleteRecords as leader: ``offset`` (-1: the high watermark) becomes the log start;
         returns the new log start offset (the low watermark)."""
         self.log.advance_log_start_offset(self.high_watermark if offset == -1 else offset)
+        self._stir_quiet(grown=False)  # the fetchers resting here are told the new log start
         return self.log.log_start_offset
 
     @property
@@ -602,6 +616,15 @@ class Partition:
             self._grown = asyncio.get_running_loop().create_future()
         return self._grown
 
+    def watch_quiet(self, reader: QuietReader) -> None:
+        """Tell ``reader`` once, at the next change a fetch would see (what ``_notify``
+        reports, a fence, a new log start): a fetch session rests its partitions that had
+        nothing to send here instead of reading them again at every fetch."""
+        self._quiet_readers.add(reader)
+
+    def unwatch_quiet(self, reader: QuietReader) -> None:
+        self._quiet_readers.discard(reader)
+
     def _maybe_advance_high_watermark(self) -> None:
         if self.state.leader != self._node_id:
             return
@@ -624,3 +647,10 @@ class Partition:
         if grown and self._grown is not None:
             self._grown.set_result(None)
             self._grown = None
+        self._stir_quiet(grown)
+
+    def _stir_quiet(self, grown: bool) -> None:
+        if self._quiet_readers:
+            readers, self._quiet_readers = self._quiet_readers, set()
+            for reader in readers:
+                reader.stirred(grown)

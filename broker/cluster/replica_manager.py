@@ -133,7 +133,7 @@ class ReplicaManager:
             return
         self._fenced = fenced
         for partition in self:
-            partition.fenced = fenced
+            partition.set_fenced(fenced)
             self._announce(partition)
 
     def apply(self, old: MetadataImage | None, new: MetadataImage) -> None:
@@ -185,7 +185,7 @@ class ReplicaManager:
             if not self._assigned_here(new, key):
                 log.info("deleting partition %s: no longer assigned to this broker", key)
                 del self._partitions[key]
-                partition.fenced = True
+                partition.set_fenced(True)
                 self._announce(partition)
                 self.log_dir_mover.cancel(partition)
                 self._logs.delete(key.topic, key.partition)

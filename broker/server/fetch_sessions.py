@@ -14,13 +14,20 @@ without a session. An incremental answer lists a partition when it carries recor
 error, or its high watermark or log start offset changed since the session last told them,
 or it names a preferred read replica; partitions that sent records move to the back of the
 session, so no partition takes every answer's byte budget. A partition whose last answer
-left nothing to send is not read again until something a fetch answers from changes
-(``Partition.fetch_stamp``) or its fetcher asks for it anew: most of a follower's or a
-consumer's partitions are idle most of the time.
+left nothing to send rests: the session's fetches pass it by, without reading or even
+visiting it, until the replica tells it of a change (``Partition.watch_quiet``: records, a
+high watermark, a state, a fence, a log start) or its fetcher asks for it anew. Most of a
+follower's or a consumer's partitions are idle most of the time, and a follower's Fetch
+would otherwise read every partition it follows to find one with records. Every
+``sweep_s`` a session's fetch reads all its partitions again: what no replica reports
+(retention moving a log start, an offline log directory) shows within it, and a leader
+sees its resting followers fetch (the ISR's caught-up clock), so ``sweep_s`` stays well
+under ``replica.lag.time.max.ms``.
 """
 
 from __future__ import annotations
 
+import asyncio
 import random
 import time
 import uuid
@@ -28,6 +35,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+from odradek.broker.cluster.partition import Partition
 from odradek.broker.protocol.errors import ErrorCode, KafkaError
 from odradek.broker.protocol.fetch_response import TOPIC_IDS_FROM, FetchedPartition, FetchedTopic
 
@@ -45,11 +53,12 @@ TopicKey = str | uuid.UUID
 """A session's topics go by name before Fetch v13 and by id from it."""
 
 
-@dataclass
+@dataclass(eq=False)
 class SessionPartition:
     """One partition of a session: the fetch last asked for it (read like a request's
     partition) and the offsets last answered (-1: none yet, or an error since)."""
 
+    session: FetchSession = field(repr=False)
     partition: int
     fetch_offset: int
     log_start_offset: int
@@ -61,13 +70,18 @@ class SessionPartition:
     read_stamp: tuple[object, ...] | None = None
     """The partition's ``fetch_stamp`` when this fetch's read of it left nothing to send
     (the fetcher at the log end, or at the high watermark or last stable offset)."""
+    read_from: Partition | None = None
+    """The replica ``read_stamp`` is of."""
     quiet_stamp: tuple[object, ...] | None = None
     """``read_stamp`` of the last answer the fetcher was told: while the partition's stamp
     is that, it is not read again (``quiet``)."""
+    resting_on: Partition | None = None
+    """The replica this partition rests on: until it stirs, the session does not visit it."""
 
     @classmethod
-    def asked(cls, item: Any) -> SessionPartition:
+    def asked(cls, session: FetchSession, item: Any) -> SessionPartition:
         return cls(
+            session,
             item.partition,
             item.fetch_offset,
             item.log_start_offset,
@@ -84,6 +98,7 @@ class SessionPartition:
         self.current_leader_epoch = getattr(item, "current_leader_epoch", -1)
         self.last_fetched_epoch = getattr(item, "last_fetched_epoch", -1)
         self.quiet_stamp = None
+        self.wake()
 
     def has_news(self, answer: FetchedPartition[Any]) -> bool:
         return (
@@ -94,12 +109,17 @@ class SessionPartition:
             or answer.preferred_read_replica >= 0
         )
 
-    def quiet(self, stamp: tuple[object, ...]) -> FetchedPartition[Any] | None:
+    def at_end(self, replica: Partition, stamp: tuple[object, ...]) -> None:
+        """This fetch's read of ``replica`` (its ``fetch_stamp`` ``stamp``) left nothing to
+        send: if the fetcher is told so, the partition rests."""
+        self.read_stamp, self.read_from = stamp, replica
+
+    def quiet(self, replica: Partition, stamp: tuple[object, ...]) -> FetchedPartition[Any] | None:
         """The answer of a partition whose fetch would find what it last found, nothing:
         the one told last time, which is no news; None if it must be read."""
         if stamp != self.quiet_stamp:
             return None
-        self.read_stamp = stamp
+        self.at_end(replica, stamp)
         told_high_watermark = self.told_high_watermark
         return FetchedPartition(
             self.partition,
@@ -114,7 +134,21 @@ class SessionPartition:
         self.told_high_watermark = -1 if answer.error_code else answer.high_watermark
         self.told_log_start_offset = answer.log_start_offset
         self.quiet_stamp = None if answer.error_code else self.read_stamp
-        self.read_stamp = None
+        if self.quiet_stamp is not None and self.read_from is not None:
+            self.resting_on = self.read_from
+            self.resting_on.watch_quiet(self)
+        self.read_stamp = self.read_from = None
+
+    def stirred(self, grown: bool) -> None:
+        """The replica this partition rests on changed (``grown``: it has new records)."""
+        self.resting_on = None
+        self.session.stirred(grown)
+
+    def wake(self) -> None:
+        """Visit this partition again at the session's next fetch."""
+        if self.resting_on is not None:
+            self.resting_on.unwatch_quiet(self)
+            self.resting_on = None
 
 
 @dataclass(frozen=True)
@@ -137,12 +171,17 @@ class FetchSession:
     partitions: dict[tuple[TopicKey, int], SessionPartition] = field(default_factory=dict)
     epoch: int = 1
     """The epoch the session's next fetch must carry."""
+    swept_at: float = 0.0
+    """When a fetch last read all its partitions, resting or not."""
+    _stir: asyncio.Future[None] | None = field(default=None, init=False, repr=False)
 
     def topics(self) -> list[SessionTopic]:
-        """The session's partitions in order, neighbours of one topic together (a topic
-        may come more than once, as in Kafka's answers)."""
+        """The session's partitions to read, those not resting, in order, neighbours of one
+        topic together (a topic may come more than once, as in Kafka's answers)."""
         runs: list[tuple[TopicKey, list[SessionPartition]]] = []
         for (topic, _), partition in self.partitions.items():
+            if partition.resting_on is not None:
+                continue
             if runs and runs[-1][0] == topic:
                 runs[-1][1].append(partition)
             else:
@@ -154,6 +193,26 @@ class FetchSession:
             for topic, parts in runs
         ]
 
+    def wake_all(self) -> None:
+        """Read every partition at the next fetch, resting or not; no replica holds on to
+        the session after this."""
+        for partition in self.partitions.values():
+            partition.wake()
+
+    def stirred(self, grown: bool) -> None:
+        """A resting partition changed: a waiting fetch wakes for records, and a consumer's
+        for any change, as it would waiting on the partition itself."""
+        if (grown or not self.privileged) and self._stir is not None:
+            self._stir.set_result(None)
+            self._stir = None
+
+    def wait_for_stir(self) -> asyncio.Future[None]:
+        """A future resolved when a resting partition changes (see ``stirred``); shared, so
+        wait on it with ``asyncio.wait``, never cancel it."""
+        if self._stir is None:
+            self._stir = asyncio.get_running_loop().create_future()
+        return self._stir
+
 
 @dataclass
 class SessionFetch:
@@ -163,6 +222,13 @@ class SessionFetch:
     topics: Sequence[Any]
     session: FetchSession | None = None
     incremental: bool = False
+
+    def refresh(self) -> Sequence[Any]:
+        """The topics to read again after a wait: in a session, the partitions that stirred
+        meanwhile join those read before."""
+        if self.session is not None:
+            self.topics = self.session.topics()
+        return self.topics
 
     def answer(self, topics: list[FetchedTopic[T]]) -> list[FetchedTopic[T]]:
         """What the session's fetcher is told of ``topics`` (read in ``self.topics``'s
@@ -208,8 +274,11 @@ class FetchSessionCache:
         slots: int,
         on_change: Callable[[int, int, int], None] = lambda sessions, partitions, evicted: None,
         clock: Callable[[], float] = time.monotonic,
+        sweep_s: float = 1.0,
     ) -> None:
         self._slots = slots
+        self._sweep_s = sweep_s
+        """A session's fetches read all its partitions at least this often."""
         self._sessions: dict[int, FetchSession] = {}
         self._partitions = 0  # in all sessions
         self._on_change = on_change
@@ -252,13 +321,17 @@ class FetchSessionCache:
                 f"{'id' if session.uses_topic_ids else 'name'}",
             )
         session.epoch = 1 if epoch == 2**31 - 1 else epoch + 1
-        session.last_used = self._clock()
+        now = session.last_used = self._clock()
+        if now - session.swept_at >= self._sweep_s:
+            session.wake_all()
+            session.swept_at = now
         self._update(session, body.topics, body.forgotten_topics_data, uses_topic_ids)
         return SessionFetch(session.id, session.topics(), session, incremental=True)
 
     def close(self, session_id: int) -> None:
         session = self._sessions.pop(session_id, None)
         if session is not None:
+            session.wake_all()
             self._partitions -= len(session.partitions)
             self._changed()
 
@@ -272,13 +345,15 @@ class FetchSessionCache:
             for item in topic.partitions:
                 cached = partitions.get((key, item.partition))
                 if cached is None:
-                    partitions[(key, item.partition)] = SessionPartition.asked(item)
+                    partitions[(key, item.partition)] = SessionPartition.asked(session, item)
                 else:
                     cached.ask(item)
         for topic in forgotten:
             key = topic.topic_id if uses_topic_ids else topic.topic
             for index in topic.partitions:
-                partitions.pop((key, index), None)
+                dropped = partitions.pop((key, index), None)
+                if dropped is not None:
+                    dropped.wake()
         if len(partitions) != before:
             self._partitions += len(partitions) - before
             self._changed()
@@ -290,7 +365,7 @@ class FetchSessionCache:
         session_id = random.randint(1, 2**31 - 1)
         while session_id in self._sessions:
             session_id = random.randint(1, 2**31 - 1)
-        session = FetchSession(session_id, privileged, uses_topic_ids, now, now)
+        session = FetchSession(session_id, privileged, uses_topic_ids, now, now, swept_at=now)
         self._sessions[session_id] = session
         self._changed()
         return session
@@ -316,6 +391,7 @@ class FetchSessionCache:
 
     def _evict(self, session: FetchSession) -> bool:
         del self._sessions[session.id]
+        session.wake_all()
         self._partitions -= len(session.partitions)
         self._changed(evicted=1)
         return True

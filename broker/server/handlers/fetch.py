@@ -52,9 +52,7 @@ async def handle(context: BrokerContext, request: Request) -> EncodedResponse:
     except KafkaError as error:  # the session is unknown or out of step: nothing is read
         refusal = encode_fetch_response(version, [], error.code.value)
         return EncodedResponse(refusal, throttle_first=True)
-    requested = _authorized(
-        context, request, replica_id, _requested(context.store.image, session.topics, version)
-    )
+    requested = _to_read(context, request, replica_id, session.topics)
     rack_id = getattr(body, "rack_id", "")
     loop = asyncio.get_running_loop()
     deadline = loop.time() + body.max_wait.total_seconds()
@@ -73,10 +71,13 @@ async def handle(context: BrokerContext, request: Request) -> EncodedResponse:
         if size >= min_bytes or has_error or remaining <= 0:
             break
         waiters = _change_waiters(context, requested, follower=replica_id >= 0)
+        if session.session is not None:  # and for its resting partitions
+            waiters.append(session.session.wait_for_stir())
         if not waiters:
             break
         context.requests.leave(request.connection_id)  # Kafka's fetch purgatory
         await asyncio.wait(waiters, timeout=remaining, return_when=asyncio.FIRST_COMPLETED)
+        requested = _to_read(context, request, replica_id, session.refresh())
     throttle_ms = 0
     if quota:
         client_id = request.header.client_id
@@ -105,6 +106,14 @@ def _quota_window_bytes(context: BrokerContext, request: Request) -> int:
     client_id = request.header.client_id
     found = context.quotas.window_bytes(QuotaType.FETCH, request.principal, client_id)
     return found if found is not None else 2**31 - 1
+
+
+def _to_read(
+    context: BrokerContext, request: Request, replica_id: int, topics: Sequence[Any]
+) -> list[_Requested]:
+    """``topics`` as they are read: by name, each marked if the sender may not read it."""
+    named = _requested(context.store.image, topics, request.header.api_version)
+    return _authorized(context, request, replica_id, named)
 
 
 def _requested(image: MetadataImage, topics: Sequence[Any], version: int) -> list[_Requested]:
@@ -197,7 +206,7 @@ def _read_partition(
             raise KafkaError(ErrorCode.topic_authorization_failed)
         partition = context.replicas.get(topic, item.partition)
         if session_item is not None:
-            quiet = session_item.quiet(partition.fetch_stamp(read_committed))
+            quiet = session_item.quiet(partition, partition.fetch_stamp(read_committed))
             if quiet is not None:
                 if not committed_only:  # the follower is still in step: keep it in the ISR
                     partition.record_follower_fetch(replica_id, item.fetch_offset)
@@ -224,7 +233,7 @@ def _read_partition(
             context.leader_quota.record(result.size)
         if session_item is not None and _at_the_end(partition, item.fetch_offset, replica_id,
                                                     read_committed, result.size):  # fmt: skip
-            session_item.read_stamp = partition.fetch_stamp(read_committed)
+            session_item.at_end(partition, partition.fetch_stamp(read_committed))
     except Exception as error:  # every failure becomes this partition's error code
         code, _ = error_of(error)
         known = None if requested.denied else topic  # nothing about a topic it may not read

@@ -1,9 +1,15 @@
-"""Fetch sessions (KIP-227) as the cache keeps them, fed real kio Fetch requests."""
+"""Fetch sessions (KIP-227) as the cache keeps them, fed real kio Fetch requests; their
+resting partitions on real replicas: a partition whose answer left nothing to send is not
+visited again until its replica stirs, its fetcher asks for it anew, or the session's
+sweep comes round, and a waiting fetch wakes when a resting partition changes as it would
+waiting on the partition itself."""
 
 from __future__ import annotations
 
+import asyncio
 import datetime
 import uuid
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -15,7 +21,11 @@ from kio.schema.fetch.v13.request import FetchPartition as FetchPartitionV13
 from kio.schema.fetch.v13.request import FetchRequest as FetchRequestV13
 from kio.schema.fetch.v13.request import FetchTopic as FetchTopicV13
 from kio.static.primitive import i8, i32, i32Timedelta, i64
+from partition_testing import one_record_batch
 
+from odradek.broker.cluster.metadata_image import PartitionState
+from odradek.broker.cluster.partition import Partition, PartitionKey
+from odradek.broker.log import LogConfig, PartitionLog
 from odradek.broker.protocol.errors import ErrorCode, KafkaError
 from odradek.broker.protocol.fetch_response import FetchedPartition, FetchedTopic
 from odradek.broker.server.fetch_sessions import (
@@ -256,3 +266,142 @@ def test_a_full_cache_evicts_as_kafka_does() -> None:
     with pytest.raises(KafkaError):
         cache.begin(v12({}, follower.session_id, 1), 12, privileged=True)
     assert cache.begin(v12({}, newer.session_id, 2), 12, privileged=True).incremental
+
+
+# --- resting partitions ---------------------------------------------------------------
+
+LEADER, FOLLOWER = 0, 1
+SWEEP_S = 1.0
+
+
+def replicas(tmp_path: Path, count: int) -> list[Partition]:
+    """Leaders of partitions 0..count-1 of topic t, each with one follower."""
+    made = []
+    for index in range(count):
+        log = PartitionLog.open(tmp_path / f"t-{index}", LogConfig())
+        state = PartitionState(index, (LEADER, FOLLOWER), LEADER, 1, (LEADER, FOLLOWER))
+        made.append(Partition(PartitionKey("t", index), log, state, LEADER))
+    return made
+
+
+def fetch(
+    cache: FetchSessionCache,
+    positions: dict[int, int],
+    session_id: int = 0,
+    epoch: int = 0,
+    forgotten: tuple[int, ...] = (),
+    privileged: bool = True,
+) -> SessionFetch:
+    """A follower's (``privileged``) or consumer's Fetch of topic t's ``positions``."""
+    request = v12({"t": positions}, session_id, epoch, {"t": list(forgotten)})
+    return cache.begin(request, 12, privileged)
+
+
+def read_at_ends(session: SessionFetch, leaders: list[Partition]) -> list[int]:
+    """Read the session's partitions as the Fetch handler does when each fetcher is at its
+    replica's log end (nothing to send); answer; return the partitions read."""
+    visited: list[int] = []
+    topics: list[FetchedTopic[Any]] = []
+    for topic in session.topics:
+        answers = []
+        for item in topic.partitions:
+            replica = leaders[item.partition]
+            visited.append(item.partition)
+            stamp = replica.fetch_stamp(read_committed=False)
+            quiet = item.quiet(replica, stamp)
+            if quiet is None:
+                item.at_end(replica, stamp)
+                end = replica.high_watermark
+                quiet = FetchedPartition[Any](item.partition, 0, end, end, 0)
+            answers.append(quiet)
+        topics.append(FetchedTopic("t", answers))
+    session.answer(topics)
+    return visited
+
+
+def test_a_partition_with_nothing_to_send_rests_until_its_replica_changes(
+    tmp_path: Path,
+) -> None:
+    async def scenario() -> None:
+        leaders = replicas(tmp_path, 3)
+        cache = FetchSessionCache(10, clock=Clock(), sweep_s=SWEEP_S)
+        full = fetch(cache, {0: 0, 1: 0, 2: 0})
+        assert read_at_ends(full, leaders) == [0, 1, 2]
+        session = full.session_id
+
+        assert read_at_ends(fetch(cache, {}, session, 1), leaders) == []
+        leaders[1].append_as_leader(one_record_batch(), -1, 1)
+        assert read_at_ends(fetch(cache, {}, session, 2), leaders) == [1]
+        assert read_at_ends(fetch(cache, {2: 0}, session, 3), leaders) == [2]  # asked for anew
+        leaders[0].delete_records_before(0)  # a new log start stirs it too
+        assert read_at_ends(fetch(cache, {}, session, 4), leaders) == [0]
+        assert read_at_ends(fetch(cache, {}, session, 5), leaders) == []
+
+    asyncio.run(scenario())
+
+
+def test_every_partition_is_read_again_each_sweep(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        leaders = replicas(tmp_path, 2)
+        clock = Clock()
+        cache = FetchSessionCache(10, clock=clock, sweep_s=SWEEP_S)
+        session = fetch(cache, {0: 0, 1: 0}).session_id
+        read_at_ends(fetch(cache, {}, session, 1), leaders)
+        assert read_at_ends(fetch(cache, {}, session, 2), leaders) == []
+        clock.now += SWEEP_S
+        assert read_at_ends(fetch(cache, {}, session, 3), leaders) == [0, 1]
+        assert read_at_ends(fetch(cache, {}, session, 4), leaders) == []
+
+    asyncio.run(scenario())
+
+
+def test_a_waiting_follower_wakes_for_records_a_consumer_for_a_high_watermark_too(
+    tmp_path: Path,
+) -> None:
+    async def scenario() -> None:
+        leaders = replicas(tmp_path, 1)
+        cache = FetchSessionCache(10, clock=Clock(), sweep_s=SWEEP_S)
+        follower = fetch(cache, {0: 0}, privileged=True)
+        consumer = fetch(cache, {0: 0}, privileged=False)
+        read_at_ends(follower, leaders)
+        read_at_ends(consumer, leaders)
+        assert follower.session is not None and consumer.session is not None
+        follower_woken = follower.session.wait_for_stir()
+        consumer_woken = consumer.session.wait_for_stir()
+
+        written = leaders[0].append_as_leader(one_record_batch(), -1, 1)
+        assert follower_woken.done() and consumer_woken.done()
+        for waiting in (follower, consumer):  # they read the new records; nothing left
+            read_at_ends(fetch(cache, {0: written.last_offset + 1}, waiting.session_id, 1), leaders)
+        follower_woken = follower.session.wait_for_stir()
+        consumer_woken = consumer.session.wait_for_stir()
+
+        leaders[0].record_follower_fetch(FOLLOWER, written.last_offset + 1)
+        assert leaders[0].high_watermark == written.last_offset + 1
+        assert consumer_woken.done() and not follower_woken.done()
+        assert read_at_ends(fetch(cache, {}, follower.session_id, 2), leaders) == [0]  # told the HW
+
+    asyncio.run(scenario())
+
+
+def test_a_closed_or_forgotten_partition_leaves_its_replica(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        leaders = replicas(tmp_path, 2)
+        cache = FetchSessionCache(10, clock=Clock(), sweep_s=SWEEP_S)
+        kept = fetch(cache, {0: 0, 1: 0})
+        read_at_ends(kept, leaders)
+        assert kept.session is not None
+        forgot = fetch(cache, {}, kept.session_id, 1, forgotten=(1,))
+        closing = fetch(cache, {0: 0})
+        read_at_ends(closing, leaders)
+        assert closing.session is not None
+        cache.close(closing.session_id)
+        stirs = (kept.session.wait_for_stir(), closing.session.wait_for_stir())
+
+        leaders[1].append_as_leader(one_record_batch(), -1, 1)
+        assert not any(stir.done() for stir in stirs)  # nobody rests on partition 1
+        leaders[0].append_as_leader(one_record_batch(), -1, 1)
+        assert stirs[0].done() and not stirs[1].done()  # the closed session is gone
+        assert forgot.session is kept.session
+
+    asyncio.run(scenario())
