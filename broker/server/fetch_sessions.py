@@ -134,6 +134,8 @@ class SessionPartition:
         self.told_high_watermark = -1 if answer.error_code else answer.high_watermark
         self.told_log_start_offset = answer.log_start_offset
         self.quiet_stamp = None if answer.error_code else self.read_stamp
+        # Nothing awaits between the read and its answer, so the replica is as read: from
+        # here on, its next change stirs this partition.
         if self.quiet_stamp is not None and self.read_from is not None:
             self.resting_on = self.read_from
             self.resting_on.watch_quiet(self)
@@ -224,10 +226,10 @@ class SessionFetch:
     incremental: bool = False
 
     def refresh(self) -> Sequence[Any]:
-        """The topics to read again after a wait: in a session, the partitions that stirred
+        """The topics to read again after a wait: the session's partitions that stirred
         meanwhile join those read before."""
-        if self.session is not None:
-            self.topics = self.session.topics()
+        assert self.session is not None, "only a session's partitions rest"
+        self.topics = self.session.topics()
         return self.topics
 
     def answer(self, topics: list[FetchedTopic[T]]) -> list[FetchedTopic[T]]:

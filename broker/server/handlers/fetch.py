@@ -77,7 +77,8 @@ async def handle(context: BrokerContext, request: Request) -> EncodedResponse:
             break
         context.requests.leave(request.connection_id)  # Kafka's fetch purgatory
         await asyncio.wait(waiters, timeout=remaining, return_when=asyncio.FIRST_COMPLETED)
-        requested = _to_read(context, request, replica_id, session.refresh())
+        if session.session is not None:  # its partitions that stirred meanwhile join
+            requested = _to_read(context, request, replica_id, session.refresh())
     throttle_ms = 0
     if quota:
         client_id = request.header.client_id
