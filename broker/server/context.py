@@ -80,7 +80,7 @@ class BrokerContext:
             self.static_config.get_int("max.incremental.fetch.session.cache.slots"),
             self.metrics.fetch_sessions_changed,
             # resting followers show the leader they fetch well within the ISR's lag limit
-            sweep_s=min(1.0, self.static_config.get_int("replica.lag.time.max.ms") / 4000),
+            sweep_s=min(1.0, self.static_config.get_int("replica.lag.time.max.ms") / 8000),
         )
 
     @property
