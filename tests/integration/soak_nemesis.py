@@ -238,20 +238,34 @@ def preferred_leaders(cluster: Cluster) -> None:
     admin.elect_leaders(ElectionType.PREFERRED, None).result(WAIT_S)
 
 
-def schedule(rng: random.Random) -> Iterator[Fault]:
-    """Rounds of every fault kind once, each round in a fresh random order."""
+def chosen_kinds(names: str) -> tuple[Fault, ...]:
+    """The fault kinds named in ``names`` (comma-separated), or every kind if it is empty."""
+    if not names.strip():
+        return FAULT_KINDS
+    by_name = {kind.__name__: kind for kind in FAULT_KINDS}
+    unknown = [name for name in names.split(",") if name.strip() not in by_name]
+    if unknown:
+        raise ValueError(f"unknown fault kinds {unknown}: choose from {sorted(by_name)}")
+    return tuple(by_name[name.strip()] for name in names.split(","))
+
+
+def schedule(rng: random.Random, kinds: tuple[Fault, ...]) -> Iterator[Fault]:
+    """Rounds of every one of ``kinds`` once, each round in a fresh random order."""
     while True:
-        kinds = list(FAULT_KINDS)
-        rng.shuffle(kinds)
-        yield from kinds
+        round_ = list(kinds)
+        rng.shuffle(round_)
+        yield from round_
 
 
 def run_nemesis(
-    target: Target, go_on: Callable[[int, float], bool], readers: Callable[[], str]
+    target: Target,
+    kinds: tuple[Fault, ...],
+    go_on: Callable[[int, float], bool],
+    readers: Callable[[], str],
 ) -> Injected:
-    """Faults while ``go_on(faults so far, seconds so far)``; samples before each and at the
-    end. ``readers`` checks, once the cluster has settled, that the readers of the topic
-    keep up, and says how far they have read."""
+    """Faults of ``kinds`` while ``go_on(faults so far, seconds so far)``; samples before
+    each and at the end. ``readers`` checks, once the cluster has settled, that the readers
+    of the topic keep up, and says how far they have read."""
     cluster, topic = target.cluster, target.load.topic
     injected, began = Injected(), time.monotonic()
 
@@ -264,7 +278,7 @@ def run_nemesis(
         injected.samples.extend(footprints(cluster))
         return waited
 
-    for number, fault in enumerate(schedule(target.rng)):
+    for number, fault in enumerate(schedule(target.rng, kinds)):
         if not go_on(number, time.monotonic() - began):
             break
         waited = settle()

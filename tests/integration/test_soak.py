@@ -11,9 +11,11 @@ its peers, etcd's quorum lost, broker 0's disk full, broker 1's clock stepped. B
 faults the consumer group must keep reading (``GroupProgress``).
 
 ``ODRADEK_SOAK`` sets the length: a duration (``120m``, ``2h``, ``90s``) or a number of
-faults (``1000``); unset, CI's run of ``CI_FAULTS`` faults. ``ODRADEK_SOAK_SEED`` repeats a
-schedule. At the end the report (faults per kind; records acknowledged, lost, duplicated,
-and resent by librdkafka under a new epoch, a copy no broker can tell, see
+faults (``1000``); unset, one round of every kind. ``ODRADEK_SOAK_SEED`` repeats a schedule;
+``ODRADEK_SOAK_KINDS`` (comma-separated names of soak_nemesis.FAULT_KINDS) draws only those
+kinds; ``ODRADEK_SOAK_CLIENT_DEBUG`` sets the group member's librdkafka debug contexts
+(``cgrp`` by default). At the end the report (faults per kind; records acknowledged, lost,
+duplicated, and resent by librdkafka under a new epoch, a copy no broker can tell, see
 test_durability.resent_under_a_new_epoch; the consumer group's and the mirror's totals;
 each broker's memory and file descriptors over time) is printed and written as JSON to
 the test's tmp dir and to ``ODRADEK_SOAK_REPORT`` if set; then nothing acknowledged may be
@@ -50,10 +52,10 @@ from soak_nemesis import (
     CLOCK_BROKER,
     CUT_OFF_BROKER,
     DISK_FULL_BROKER,
-    FAULT_KINDS,
     Injected,
     Sample,
     Target,
+    chosen_kinds,
     run_nemesis,
 )
 from tcp_proxy import TcpProxy, proxy_to
@@ -80,7 +82,8 @@ from test_transactions import read_committed
 
 from odradek.cli.etcd_process import EtcdCluster
 
-CI_FAULTS = len(FAULT_KINDS)  # one round: every kind once
+KINDS = chosen_kinds(os.environ.get("ODRADEK_SOAK_KINDS", ""))
+CLIENT_DEBUG = os.environ.get("ODRADEK_SOAK_CLIENT_DEBUG", "cgrp")
 UNITS = {"s": 1, "m": 60, "h": 3600}
 SECONDS_PER_FAULT = 10  # 7.5 to 9 s on two cores: sizes the disk and timeout of a counted run
 SETUP_AND_CHECKS_S = 600
@@ -118,7 +121,7 @@ class SoakLength:
     @classmethod
     def parse(cls, text: str) -> SoakLength:
         if not text:
-            return cls(faults=CI_FAULTS)
+            return cls(faults=len(KINDS))  # one round: every kind once
         if text.isdigit():
             return cls(faults=int(text))
         if text[-1] in UNITS and text[:-1].isdigit():
@@ -171,7 +174,7 @@ def test_every_fault_kind_for_the_soak_length_loses_nothing_and_leaks_nothing(
     print(f"soak of {LENGTH}, seed {seed} (set ODRADEK_SOAK_SEED to repeat)")
     with members_directory() as directory, contextlib.ExitStack() as stack:
         soak = start(stack, directory, tmp_path, random.Random(seed))
-        injected = run_nemesis(soak.target, LENGTH.go_on, GroupProgress(soak))
+        injected = run_nemesis(soak.target, KINDS, LENGTH.go_on, GroupProgress(soak))
         soak.cluster.wait_until(lambda: soak.cluster.fully_replicated(soak.topic), "all in sync")
         time.sleep(1.0)
         exit_codes = stop_all(soak.producers)
@@ -244,8 +247,8 @@ def start(stack: contextlib.ExitStack, directory: Path, workdir: Path, rng: rand
     members = started_members(workdir)
     stack.callback(next, members, None)  # resumed past its yield, it kills every member
     group = unique_name("soak-group")
-    # librdkafka's group debug log: where a member that stops reading is stuck
-    consumer = next(members)("confluent-kafka", cluster.bootstrap, topic, group, debug="cgrp")
+    # librdkafka's debug log (the group's by default): where a member that stops reading is stuck
+    consumer = next(members)("confluent-kafka", cluster.bootstrap, topic, group, debug=CLIENT_DEBUG)
     producers = stack.enter_context(producer_processes(cluster.bootstrap, topic, workdir))
     rules = stack.enter_context(firewall())
     load = Load(cluster, etcd, topic, workdir)
