@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable, Sequence
+from typing import TypeVar
 
 from odradek.broker.cluster.coordinator_log import KeyValue, LoggedItem
 from odradek.broker.cluster.coordinator_partitions import CoordinatorPartitions
@@ -19,7 +20,7 @@ from odradek.broker.group.record_format import (
     CommittedOffset,
     GroupKey,
     OffsetKey,
-    StoredGroup,
+    RecordKey,
     decode_group,
     decode_key,
     decode_offset,
@@ -108,12 +109,16 @@ class GroupCatalog:
 def replay(logged: Iterable[LoggedItem]) -> list[Group]:
     """The groups described by a partition's records, applied in log order; a transaction's
     offsets (TxnOffsetCommit) count once its COMMIT marker follows, are dropped at its ABORT
-    marker, and stay pending while neither has come."""
-    stored: dict[str, StoredGroup | None] = {}
+    marker, and stay pending while neither has come.
+
+    A member commits the same few keys over and over: each distinct key is decoded once,
+    and an offset or group value only once it is known to be the last word on its key."""
+    keys = _KeyCache()
+    stored: dict[str, bytes | None] = {}
     consumer_records: list[tuple[ConsumerGroupKey, bytes | None]] = []
     share_records: list[tuple[ShareGroupKey, bytes | None]] = []
-    offsets: dict[str, dict[tuple[str, int], CommittedOffset | None]] = {}
-    pending: dict[int, list[tuple[str, tuple[str, int], CommittedOffset | None]]] = {}
+    offsets: dict[str, dict[tuple[str, int], bytes | None]] = {}
+    pending: dict[int, list[_PendingOffset]] = {}
     for item in logged:
         if isinstance(item, TransactionMarker):
             for group_id, where, value in pending.pop(item.producer_id, []):
@@ -121,25 +126,23 @@ def replay(logged: Iterable[LoggedItem]) -> list[Group]:
                     offsets.setdefault(group_id, {})[where] = value
             continue
         try:
-            record_key = decode_key(item.key)
-            if isinstance(record_key, OffsetKey):
-                value = decode_offset(item.value) if item.value is not None else None
-                where = (record_key.topic, record_key.partition)
-                group_offsets = (record_key.group_id, where, value)
-                if item.producer_id != NO_PRODUCER_ID:
-                    pending.setdefault(item.producer_id, []).append(group_offsets)
-                else:
-                    offsets.setdefault(record_key.group_id, {})[where] = value
-            elif isinstance(record_key, ConsumerGroupKey):
-                consumer_records.append((record_key, item.value))
-            elif isinstance(record_key, ShareGroupKey):
-                share_records.append((record_key, item.value))
-            else:
-                stored[record_key.group_id] = (
-                    decode_group(item.value) if item.value is not None else None
-                )
+            record_key = keys.decoded(item.key)
         except RecordFormatError as error:
             log.error("skipping an unreadable %s record: %s", OFFSETS_TOPIC, error)
+            continue
+        if isinstance(record_key, OffsetKey):
+            where = (record_key.topic, record_key.partition)
+            if item.producer_id != NO_PRODUCER_ID:
+                entry = (record_key.group_id, where, item.value)
+                pending.setdefault(item.producer_id, []).append(entry)
+            else:
+                offsets.setdefault(record_key.group_id, {})[where] = item.value
+        elif isinstance(record_key, ConsumerGroupKey):
+            consumer_records.append((record_key, item.value))
+        elif isinstance(record_key, ShareGroupKey):
+            share_records.append((record_key, item.value))
+        else:
+            stored[record_key.group_id] = item.value
     consumer_groups = {
         group_id: group
         for group_id, group in replayed_groups(consumer_records).items()
@@ -158,10 +161,10 @@ def replay(logged: Iterable[LoggedItem]) -> list[Group]:
         | consumer_groups.keys()
         | share_groups.keys()
     ):
-        metadata = stored.get(group_id)
-        committed = {k: v for k, v in offsets.get(group_id, {}).items() if v is not None}
+        metadata = _readable(decode_group, stored.get(group_id))
+        committed = _readable_offsets(offsets.get(group_id, {}).items())
         open_offsets = {
-            producer_id: {k: v for g, k, v in entries if g == group_id and v is not None}
+            producer_id: _readable_offsets((k, v) for g, k, v in entries if g == group_id)
             for producer_id, entries in pending.items()
         }
         open_offsets = {producer_id: o for producer_id, o in open_offsets.items() if o}
@@ -177,7 +180,41 @@ def replay(logged: Iterable[LoggedItem]) -> list[Group]:
     return groups
 
 
-def _pending_groups(
-    pending: dict[int, list[tuple[str, tuple[str, int], CommittedOffset | None]]],
-) -> set[str]:
+_PendingOffset = tuple[str, tuple[str, int], bytes | None]  # group, (topic, partition), value
+_Value = TypeVar("_Value")
+
+
+class _KeyCache:
+    """Record keys decoded once per distinct key bytes."""
+
+    def __init__(self) -> None:
+        self._keys: dict[bytes, RecordKey] = {}
+
+    def decoded(self, data: bytes) -> RecordKey:
+        key = self._keys.get(data)
+        if key is None:
+            key = self._keys[data] = decode_key(data)
+        return key
+
+
+def _readable(decode: Callable[[bytes], _Value], data: bytes | None) -> _Value | None:
+    """``data`` decoded; None for a tombstone, or (logged) for a value that does not decode."""
+    if data is None:
+        return None
+    try:
+        return decode(data)
+    except RecordFormatError as error:
+        log.error("skipping an unreadable %s record: %s", OFFSETS_TOPIC, error)
+        return None
+
+
+def _readable_offsets(
+    entries: Iterable[tuple[tuple[str, int], bytes | None]],
+) -> dict[tuple[str, int], CommittedOffset]:
+    """The committed offsets among ``entries``, tombstones and unreadable values left out."""
+    decoded = {where: _readable(decode_offset, value) for where, value in entries}
+    return {where: value for where, value in decoded.items() if value is not None}
+
+
+def _pending_groups(pending: dict[int, list[_PendingOffset]]) -> set[str]:
     return {group_id for entries in pending.values() for group_id, _, _ in entries}

@@ -54,6 +54,12 @@ def test_an_unreadable_record_is_skipped() -> None:
     assert group.offsets[("t", 0)].offset == 4
 
 
+def test_an_unreadable_offset_value_leaves_its_partition_without_an_offset() -> None:
+    key = encode_key(OffsetKey("g", "t", 1))
+    (group,) = replay([_offset("g", 0, 4), _offset("g", 1, 2), LoggedRecord(key, b"\x00")])
+    assert {key: value.offset for key, value in group.offsets.items()} == {("t", 0): 4}
+
+
 def test_transactional_offsets_count_at_their_commit_marker_and_go_at_their_abort() -> None:
     records = [
         _offset("g", 0, 1),
