@@ -14,7 +14,7 @@ faults the consumer group must keep reading (``GroupProgress``).
 faults (``1000``); unset, one round of every kind. ``ODRADEK_SOAK_SEED`` repeats a schedule;
 ``ODRADEK_SOAK_KINDS`` (comma-separated names of soak_nemesis.FAULT_KINDS) draws only those
 kinds; ``ODRADEK_SOAK_CLIENT_DEBUG`` sets the group member's librdkafka debug contexts
-(``cgrp`` by default). At the end the report (faults per kind; records acknowledged, lost,
+(``cgrp,broker`` by default). At the end the report (faults per kind; records acknowledged, lost,
 duplicated, and resent by librdkafka under a new epoch, a copy no broker can tell, see
 test_durability.resent_under_a_new_epoch; the consumer group's and the mirror's totals;
 each broker's memory and file descriptors over time) is printed and written as JSON to
@@ -83,7 +83,7 @@ from test_transactions import read_committed
 from odradek.cli.etcd_process import EtcdCluster
 
 KINDS = chosen_kinds(os.environ.get("ODRADEK_SOAK_KINDS", ""))
-CLIENT_DEBUG = os.environ.get("ODRADEK_SOAK_CLIENT_DEBUG", "cgrp")
+CLIENT_DEBUG = os.environ.get("ODRADEK_SOAK_CLIENT_DEBUG", "cgrp,broker")
 UNITS = {"s": 1, "m": 60, "h": 3600}
 SECONDS_PER_FAULT = 10  # 7.5 to 9 s on two cores: sizes the disk and timeout of a counted run
 SETUP_AND_CHECKS_S = 600
@@ -247,7 +247,7 @@ def start(stack: contextlib.ExitStack, directory: Path, workdir: Path, rng: rand
     members = started_members(workdir)
     stack.callback(next, members, None)  # resumed past its yield, it kills every member
     group = unique_name("soak-group")
-    # librdkafka's debug log (the group's by default): where a member that stops reading is stuck
+    # librdkafka's debug log (its group and connections by default): where a stalled member is
     consumer = next(members)("confluent-kafka", cluster.bootstrap, topic, group, debug=CLIENT_DEBUG)
     producers = stack.enter_context(producer_processes(cluster.bootstrap, topic, workdir))
     rules = stack.enter_context(firewall())
