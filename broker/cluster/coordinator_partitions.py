@@ -6,6 +6,12 @@ Becoming leader of a partition loads its state from the log (meanwhile its keys'
 get COORDINATOR_LOAD_IN_PROGRESS); losing leadership unloads it (NOT_COORDINATOR, and the
 client finds the new coordinator). A single broker becomes leader of every partition at
 startup; with replication, coordinator failover is the same path on the new leader.
+
+A broker fenced in place (its etcd session lapsed, the metadata still naming it leader at
+the epoch it loaded) keeps the state it loaded and answers NOT_COORDINATOR meanwhile: once
+unfenced at that epoch nobody else can have written the partition, so it serves again
+without reading the log (a paused etcd leader ends sessions of live brokers, see
+docs/cluster.md). A leadership that moves meanwhile unloads it as usual.
 """
 
 from __future__ import annotations
@@ -35,9 +41,13 @@ def java_string_hashcode(text: str) -> int:
 
 
 class _Ownership:
-    """This broker leads the partition; its keys are served once ``loaded``."""
+    """This broker leads the partition since ``leader_epoch``; its keys are served once
+    ``loaded``, and not while ``suspended`` (fenced in place)."""
 
-    loaded = False
+    def __init__(self, leader_epoch: int) -> None:
+        self.leader_epoch = leader_epoch
+        self.loaded = False
+        self.suspended = False
 
 
 class CoordinatorPartitions:
@@ -81,15 +91,47 @@ class CoordinatorPartitions:
         if partition.key.topic != self.topic:
             return
         index = partition.key.partition
-        if partition.is_leader and index not in self._owned:
-            ownership = self._owned[index] = _Ownership()
-            task = asyncio.get_running_loop().create_task(self._load(partition, ownership))
-            self._loads.add(task)
-            task.add_done_callback(self._loads.discard)
-        elif not partition.is_leader and index in self._owned:
-            del self._owned[index]
-            self._unload_state(index)
-            log.info("stopped coordinating the keys of %s-%d", self.topic, index)
+        ownership = self._owned.get(index)
+        if partition.is_leader:
+            if ownership is not None and ownership.suspended:
+                if ownership.leader_epoch == partition.state.leader_epoch:
+                    ownership.suspended = False
+                    log.info("coordinating the keys of %s-%d again, as loaded", self.topic, index)
+                    return
+                self._stop(index)
+            if index not in self._owned:
+                ownership = self._owned[index] = _Ownership(partition.state.leader_epoch)
+                task = asyncio.get_running_loop().create_task(self._load(partition, ownership))
+                self._loads.add(task)
+                task.add_done_callback(self._loads.discard)
+        elif ownership is not None:
+            if self._fenced_in_place(partition, ownership):
+                if not ownership.suspended:
+                    ownership.suspended = True
+                    log.info(
+                        "not coordinating the keys of %s-%d while this broker is fenced; "
+                        "their state is kept",
+                        self.topic,
+                        index,
+                    )
+            else:
+                self._stop(index)
+
+    def _fenced_in_place(self, partition: Partition, ownership: _Ownership) -> bool:
+        """Whether a led partition stopped being led only because this broker is fenced:
+        still served here, still named leader at the epoch whose state was loaded."""
+        return (
+            ownership.loaded
+            and self._replicas.fenced
+            and self._replicas.find(partition.key) is partition
+            and partition.named_leader
+            and partition.state.leader_epoch == ownership.leader_epoch
+        )
+
+    def _stop(self, index: int) -> None:
+        del self._owned[index]
+        self._unload_state(index)
+        log.info("stopped coordinating the keys of %s-%d", self.topic, index)
 
     def partition_of(self, key: str) -> int:
         topic = self._store.image.topics.get(self.topic)
@@ -100,10 +142,15 @@ class CoordinatorPartitions:
     def check_owned(self, key: str) -> None:
         """Raise NOT_COORDINATOR or COORDINATOR_LOAD_IN_PROGRESS unless this broker serves it."""
         ownership = self._owned.get(self.partition_of(key))
-        if ownership is None:
+        if ownership is None or ownership.suspended:
             raise KafkaError(ErrorCode.not_coordinator, f"not the coordinator of {key!r}")
         if not ownership.loaded:
             raise KafkaError(ErrorCode.coordinator_load_in_progress)
+
+    def serves(self, key: str) -> bool:
+        """Whether ``check_owned`` would let ``key``'s requests through."""
+        ownership = self._owned.get(self.partition_of(key))
+        return ownership is not None and ownership.loaded and not ownership.suspended
 
     @property
     def loading(self) -> bool:

@@ -145,7 +145,12 @@ class Partition:
 
     @property
     def is_leader(self) -> bool:
-        return self.state.leader == self._node_id and not self.fenced
+        return self.named_leader and not self.fenced
+
+    @property
+    def named_leader(self) -> bool:
+        """The metadata names this replica the leader (it leads unless fenced)."""
+        return self.state.leader == self._node_id
 
     @property
     def high_watermark(self) -> int:

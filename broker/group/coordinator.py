@@ -525,7 +525,8 @@ class GroupCoordinator:
         return [
             group
             for group in self.catalog.groups.values()
-            if not wanted or group.state_name.lower() in wanted
+            if (not wanted or group.state_name.lower() in wanted)
+            and self.catalog.partitions.serves(group.group_id)
         ]
 
     # --- share group offsets ---------------------------------------------------------------

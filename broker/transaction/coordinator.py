@@ -204,7 +204,11 @@ class TransactionCoordinator:
     def list_transactions(self) -> list[TransactionMetadata]:
         if self.partitions.loading:
             raise KafkaError(ErrorCode.coordinator_load_in_progress)
-        return [t for t in self.transactions.values() if t.state is not TransactionState.DEAD]
+        return [
+            t
+            for t in self.transactions.values()
+            if t.state is not TransactionState.DEAD and self.partitions.serves(t.transactional_id)
+        ]
 
     def open_transaction_ages_ms(self) -> list[int]:
         """How long each open transaction of the ids coordinated here has been open."""

@@ -14,6 +14,7 @@ import asyncio
 import threading
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -138,6 +139,56 @@ def test_a_load_that_fails_is_tried_again_while_the_partition_is_led(
                     await asyncio.sleep(0.01)
             partitions.check_owned("a group")
             assert len(attempts) == 2
+            await partitions.close()
+
+    asyncio.run(scenario())
+
+
+def test_a_broker_fenced_in_place_keeps_its_state_and_serves_it_again_unfenced(
+    tmp_path: Path,
+) -> None:
+    """A lapsed etcd session fences the broker while the metadata still names it leader:
+    its keys get NOT_COORDINATOR meanwhile, and back at the same epoch it serves the state
+    it loaded, without reading the log again; a leadership that moved unloads it."""
+    loads: list[PartitionKey] = []
+    unloads: list[int] = []
+
+    def load(key: PartitionKey, records: Iterable[LoggedItem]) -> Callable[[], None]:
+        loads.append(key)
+        return lambda: None
+
+    def owner(partitions: coordinator_partitions.CoordinatorPartitions) -> ErrorCode:
+        try:
+            partitions.check_owned("a group")
+        except KafkaError as error:
+            return error.code
+        return ErrorCode.none
+
+    async def scenario() -> None:
+        async with one_broker(tmp_path, "coordinated", partitions=1) as broker:
+            partitions = coordinator_partitions.CoordinatorPartitions(
+                "coordinated", broker.store, broker.replicas, lambda key, count: 0, load,
+                unloads.append, lambda: 1, 1000,
+            )  # fmt: skip
+            partitions.start()
+            async with asyncio.timeout(5):
+                while partitions.loading:
+                    await asyncio.sleep(0.01)
+            broker.replicas.set_fenced(True)
+            assert owner(partitions) is ErrorCode.not_coordinator and unloads == []
+            broker.replicas.set_fenced(False)
+            assert owner(partitions) is ErrorCode.none and len(loads) == 1
+
+            broker.replicas.set_fenced(True)
+            state = broker.store.image.topics["coordinated"].partitions[0]
+            moved = replace(state, leader_epoch=state.leader_epoch + 1)
+            assert await broker.store.update_partition("coordinated", state, moved)
+            broker.replicas.set_fenced(False)
+            assert unloads == [0]
+            async with asyncio.timeout(5):
+                while partitions.loading:
+                    await asyncio.sleep(0.01)
+            assert owner(partitions) is ErrorCode.none and len(loads) == 2
             await partitions.close()
 
     asyncio.run(scenario())
