@@ -13,8 +13,7 @@ import logging
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Executor
-from dataclasses import dataclass
-from typing import TypeAlias
+from typing import NamedTuple, TypeAlias
 
 from odradek.broker.cluster.partition import Partition, PartitionKey
 from odradek.broker.protocol.errors import ErrorCode, KafkaError
@@ -76,8 +75,7 @@ async def append_records(
         raise KafkaError(code, f"writing to {partition.key}: {error.message}") from None
 
 
-@dataclass(frozen=True)
-class LoggedRecord:
+class LoggedRecord(NamedTuple):
     key: bytes
     value: bytes | None
     producer_id: int = NO_PRODUCER_ID
@@ -150,6 +148,6 @@ def _logged_items(header: BatchHeader, batch: memoryview) -> Iterator[LoggedItem
             yield marker
         return
     producer_id = header.producer_id if header.is_transactional else NO_PRODUCER_ID
-    for record in decode_batch(batch)[1]:
+    for record in decode_batch(batch, header)[1]:
         if record.key is not None:
             yield LoggedRecord(record.key, record.value, producer_id)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import struct
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from crc32c import crc32c
 
@@ -36,8 +36,10 @@ _HEADER = struct.Struct(">qiibIhiqqqhii")
 _CRC = struct.Struct(">I")
 
 
-@dataclass(frozen=True, slots=True)
-class Record:
+class Record(NamedTuple):
+    """One record of a batch, its offset and timestamp made absolute (a tuple: a batch's
+    records are built by the thousand when a coordinator loads its log)."""
+
     offset: int
     timestamp: int
     key: bytes | None
@@ -77,9 +79,13 @@ class BatchSpec:
         return cls(**{**fields, **changes}, records=records)
 
 
-def decode_batch(batch: bytes | bytearray | memoryview) -> tuple[BatchHeader, list[Record]]:
-    """The header and records of one whole batch (decompressed as needed)."""
-    header = read_header(batch)
+def decode_batch(
+    batch: bytes | bytearray | memoryview, header: BatchHeader | None = None
+) -> tuple[BatchHeader, list[Record]]:
+    """The header and records of one whole batch (decompressed as needed); ``header`` is
+    its header where the caller has read it already."""
+    if header is None:
+        header = read_header(batch)
     payload = bytes(batch[HEADER_SIZE : header.size])
     if header.compression:
         payload = decompress(header.compression, payload)
@@ -135,6 +141,9 @@ def encode_batch(spec: BatchSpec) -> bytes:
 def _decode_records(header: BatchHeader, payload: bytes) -> list[Record]:
     records = []
     position = 0
+    base_offset = header.base_offset
+    base_timestamp = header.base_timestamp
+    append_time = header.max_timestamp if header.is_log_append_time else None
     for _ in range(header.records_count):
         length, position = read_varint(payload, position)
         end = position + length
@@ -144,21 +153,18 @@ def _decode_records(header: BatchHeader, payload: bytes) -> list[Record]:
         key, position = _read_bytes(payload, position)
         value, position = _read_bytes(payload, position)
         count, position = read_varint(payload, position)
-        headers = []
-        for _ in range(count):
-            name, position = _read_bytes(payload, position)
-            header_value, position = _read_bytes(payload, position)
-            headers.append(((name or b"").decode(), header_value))
+        headers: tuple[tuple[str, bytes | None], ...] = ()
+        if count:
+            fields = []
+            for _ in range(count):
+                name, position = _read_bytes(payload, position)
+                header_value, position = _read_bytes(payload, position)
+                fields.append(((name or b"").decode(), header_value))
+            headers = tuple(fields)
         if position != end:
             raise ValueError("record length does not match its fields")
-        timestamp = (
-            header.max_timestamp
-            if header.is_log_append_time
-            else header.base_timestamp + timestamp_delta
-        )
-        records.append(
-            Record(header.base_offset + offset_delta, timestamp, key, value, tuple(headers))
-        )
+        timestamp = base_timestamp + timestamp_delta if append_time is None else append_time
+        records.append(Record(base_offset + offset_delta, timestamp, key, value, headers))
     return records
 
 

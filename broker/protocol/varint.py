@@ -30,8 +30,19 @@ def write_uvarint(value: int) -> bytes:
 
 
 def read_varint(buffer: bytes, position: int) -> tuple[int, int]:
-    """A zigzag-encoded signed varint (varlong) and the position after it."""
-    zigzag, position = read_uvarint(buffer, position)
+    """A zigzag-encoded signed varint (varlong) and the position after it (read inline, not
+    through ``read_uvarint``: records hold several each)."""
+    byte = buffer[position]
+    position += 1
+    zigzag = byte & 0x7F
+    shift = 7
+    while byte & 0x80:
+        if shift > MAX_SHIFT:
+            raise ValueError("varint too long")
+        byte = buffer[position]
+        position += 1
+        zigzag |= (byte & 0x7F) << shift
+        shift += 7
     return (zigzag >> 1) ^ -(zigzag & 1), position
 
 
