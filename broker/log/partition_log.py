@@ -11,7 +11,7 @@ import threading
 import time
 from bisect import bisect_right
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from io import FileIO
 from pathlib import Path
 
@@ -251,7 +251,13 @@ class PartitionLog:
         )
         self._transactions.forget_completed()
         batches = (
-            (header, self._marker_in(segment.read_bytes(position, header.size), header))
+            # only a control batch (a marker) is read again
+            (
+                header,
+                decode_marker(segment.read_bytes(position, header.size))
+                if header.is_control
+                else None,
+            )
             for segment, position, header in self._batches_from(start)
         )
         self._complete_all(self._producer_state.replay(batches))
@@ -338,7 +344,7 @@ class PartitionLog:
                         duplicate=True,
                     )
             patch_batch(buffer, header.position, next_offset, leader_epoch)
-            header = replace(header, base_offset=next_offset, partition_leader_epoch=leader_epoch)
+            header = header._replace(base_offset=next_offset, partition_leader_epoch=leader_epoch)
             if header.has_producer_id:
                 producers.record(header)
             placed.append(header)
@@ -395,10 +401,13 @@ class PartitionLog:
         for header in headers:
             self._epoch_cache.assign(header.partition_leader_epoch, header.base_offset)
         self._write(records, headers)
+        view = memoryview(records)
         batches = [
             (
                 header,
-                self._marker_in(records[header.position : header.position + header.size], header),
+                decode_marker(view[header.position : header.position + header.size])
+                if header.is_control
+                else None,
             )
             for header in headers
         ]
@@ -552,12 +561,6 @@ class PartitionLog:
         returns."""
         segments = self._segments[self._segment_index(fetch_offset) :]
         return aborted_transactions(segments, fetch_offset, upper_bound)
-
-    @staticmethod
-    def _marker_in(
-        batch: bytes | bytearray | memoryview, header: BatchHeader
-    ) -> TransactionMarker | None:
-        return decode_marker(batch) if header.is_control else None
 
     def _complete_all(self, completed: Sequence[CompletedTxn]) -> None:
         """Index the aborted ones among transactions just completed, and hold the LSO

@@ -17,6 +17,7 @@ import struct
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from crc32c import crc32c
 
@@ -40,8 +41,7 @@ _PRODUCER = struct.Struct(">qhbiq")  # ... and coordinator epoch, open transacti
 _BATCH = struct.Struct(">iiqqq")  # first/last sequence, first/last offset, max timestamp
 
 
-@dataclass(frozen=True, slots=True)
-class BatchMetadata:
+class BatchMetadata(NamedTuple):
     first_seq: int
     last_seq: int
     first_offset: int
@@ -59,10 +59,10 @@ class CompletedTxn:
     aborted: bool
 
 
-@dataclass(frozen=True, slots=True)
-class ProducerEntry:
+class ProducerEntry(NamedTuple):
     """A producer's epoch and its last batches, oldest first; the epoch of the coordinator
-    that wrote its last marker, and the first offset of its open transaction."""
+    that wrote its last marker, and the first offset of its open transaction (tuples, as
+    an entry is replaced for every batch appended)."""
 
     epoch: int
     batches: tuple[BatchMetadata, ...]

@@ -14,7 +14,7 @@ from ..protocol.records import (
     LOG_OVERHEAD,
     MAGIC,
     BatchHeader,
-    read_header,
+    header_at,
 )
 from .file_io import fsync_directory, write_fully
 from .offset_file_names import file_name
@@ -33,6 +33,8 @@ MAX_RELATIVE_OFFSET = 2**31 - 1  # index entries store offsets relative to the b
 # holding no index file open keeps a broker at one descriptor per segment. 256 entries
 # are about 1 MiB of log at the default index.interval.bytes.
 INDEX_WRITE_BATCH = 256
+SCAN_BLOCK_MIN = 4096
+SCAN_BLOCK_MAX = 1 << 20
 
 
 def _open_for_append(path: str, flags: int) -> int:
@@ -158,10 +160,37 @@ class LogSegment:
 
     def read_header(self, position: int) -> BatchHeader | None:
         """The header of the batch at ``position``, or None if no whole v2 batch starts there."""
-        data = os.pread(self.file.fileno(), HEADER_SIZE, position)
-        if len(data) < HEADER_SIZE:
+        return self._header_in(os.pread(self.file.fileno(), HEADER_SIZE, position), 0, position)
+
+    def headers_from(self, position: int) -> Iterator[tuple[int, BatchHeader]]:
+        """(position, header) of every batch from ``position`` to the end of the segment
+        (the header's own ``position`` is its place in the file too).
+
+        The file is read a block at a time, the blocks growing from SCAN_BLOCK_MIN to
+        SCAN_BLOCK_MAX: a short scan (a read's lookup past an index entry) costs one small
+        read, a long one (recovery, producer state) one read per many batches."""
+        block = SCAN_BLOCK_MIN
+        while position < self.size:
+            data = os.pread(self.file.fileno(), min(block, self.size - position), position)
+            start = position
+            while position - start + HEADER_SIZE <= len(data):
+                header = self._header_in(data, position - start, position)
+                if header is None:
+                    break
+                yield position, header
+                position += header.size
+            if position == start:
+                raise KafkaError(
+                    ErrorCode.corrupt_message, f"{self.log_path}: no valid batch at {position}"
+                )
+            block = min(block * 2, SCAN_BLOCK_MAX)
+
+    def _header_in(self, data: bytes, offset: int, position: int) -> BatchHeader | None:
+        """The header at ``offset`` in ``data``, read from ``position`` of the file, or None
+        if no whole v2 batch starts there."""
+        if len(data) - offset < HEADER_SIZE:
             return None
-        header = read_header(data)
+        header = header_at(data, offset, position)
         if (
             header.magic != MAGIC
             or header.batch_length < HEADER_SIZE - LOG_OVERHEAD
@@ -169,17 +198,6 @@ class LogSegment:
         ):
             return None
         return header
-
-    def headers_from(self, position: int) -> Iterator[tuple[int, BatchHeader]]:
-        """(position, header) of every batch from ``position`` to the end of the segment."""
-        while position < self.size:
-            header = self.read_header(position)
-            if header is None:
-                raise KafkaError(
-                    ErrorCode.corrupt_message, f"{self.log_path}: no valid batch at {position}"
-                )
-            yield position, header
-            position += header.size
 
     def read_bytes(self, position: int, length: int) -> bytes:
         return os.pread(self.file.fileno(), length, position)

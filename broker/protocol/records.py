@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Iterator
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from crc32c import crc32c
 
@@ -37,9 +37,9 @@ _BASE_OFFSET = struct.Struct(">q")
 _LEADER_EPOCH = struct.Struct(">i")
 
 
-@dataclass(frozen=True, slots=True)
-class BatchHeader:
-    """The fixed fields of one v2 record batch, plus where it sits in a buffer."""
+class BatchHeader(NamedTuple):
+    """The fixed fields of one v2 record batch, plus where it sits in a buffer (a tuple: one
+    is made for every batch a request carries or a log scan passes)."""
 
     position: int
     base_offset: int
@@ -104,8 +104,13 @@ class BatchHeader:
 
 def read_header(buffer: bytes | bytearray | memoryview, position: int = 0) -> BatchHeader:
     """Parse the header of the batch starting at ``position``; the caller checks bounds."""
-    fields = _HEADER.unpack_from(buffer, position)
-    return BatchHeader(position, *fields)
+    return header_at(buffer, position, position)
+
+
+def header_at(buffer: bytes | bytearray | memoryview, offset: int, position: int) -> BatchHeader:
+    """Parse the header at ``offset`` of ``buffer``, a block read from ``position`` of a
+    file, as the header of the batch at ``position``; the caller checks bounds."""
+    return BatchHeader(position, *_HEADER.unpack_from(buffer, offset))
 
 
 def peek_offset_and_length(
