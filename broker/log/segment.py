@@ -173,10 +173,7 @@ class LogSegment:
         while position < self.size:
             data = os.pread(self.file.fileno(), min(block, self.size - position), position)
             start = position
-            while position - start + HEADER_SIZE <= len(data):
-                header = self._header_in(data, position - start, position)
-                if header is None:
-                    break
+            while (header := self._header_in(data, position - start, position)) is not None:
                 yield position, header
                 position += header.size
             if position == start:
